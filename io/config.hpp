@@ -1,0 +1,131 @@
+// io::Config: the validated run description, as plain structs with defaults (DESIGN.md §6).
+// Only io/config_yaml.cpp knows YAML; physics and kernels never see these structs.
+// Units: SI inside (m, s, m/s, Hz, rad). Keys with other units carry a suffix in YAML only.
+#pragma once
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace minimod::io {
+
+using Vec3 = std::array<double, 3>;  // m, (x, y, z), z = depth positive down
+
+/// One scalar model parameter (vp, later epsilon, delta, theta, phi).
+struct ParameterConfig {
+  enum class Kind { constant, layers, file } kind = Kind::constant;
+  double constant = 0;                 // value (SI)
+  struct Layer {
+    double top = 0;                    // m: depth of the layer's top (first layer top = 0)
+    double value = 0;                  // SI
+  };
+  std::vector<Layer> layers;           // sorted by top; each holds from its top to the next top
+  std::string file;                    // HDF5 file (resolved against the config's folder)
+  std::string dataset;                 // dataset [x][y][z] of the model's shape
+};
+
+struct GridConfig {
+  std::array<int, 3> shape{0, 0, 0};  // model points per axis (PML padding is added around it)
+  Vec3 spacing{0, 0, 0};              // m
+};
+
+struct ModelConfig {
+  ParameterConfig vp;  // m/s
+};
+
+struct TimeConfig {
+  double duration = 0;          // s (simulated time); or steps
+  std::optional<int> steps;     // explicit number of steps (instead of duration)
+  std::optional<double> dt;     // s; empty = auto from the CFL limit
+  double cfl = 0.6;             // fraction of the stability limit used by dt: auto
+};
+
+struct SourceConfig {
+  enum class Wavelet { ricker, minimod_gaussian, file } wavelet = Wavelet::ricker;
+  double frequency = 10;             // Hz: Ricker peak frequency / Minimod's fmax
+  std::optional<double> delay;       // s: Ricker centre time (default 1.5 / frequency)
+  double amplitude = 1;              // scale of the wavelet
+  std::string file;                  // wavelet from file: HDF5 file
+  std::string dataset;               // ... its 1D dataset, sampled at `file_dt`
+  double file_dt = 0;                // s
+  Vec3 position{0, 0, 0};            // m
+  /// How the source enters the equation: `physical` adds (v dt)^2 s / (dx dy dz) (the analytic
+  /// point source); `raw` adds s unscaled to the new field, as Minimod does.
+  enum class Injection { physical, raw } injection = Injection::physical;
+};
+
+struct ReceiverGroupConfig {
+  enum class Kind { points, line, grid } kind = Kind::points;
+  std::vector<Vec3> points;          // points: explicit positions
+  Vec3 start{0, 0, 0}, end{0, 0, 0}; // line: from start to end; grid: opposite corners
+  std::array<int, 3> count{1, 1, 1}; // line: count[0] receivers; grid: per axis
+};
+
+struct BoundaryConfig {
+  int pml_width = 20;                  // points per PML face
+  double pml_reflection = 1e-3;        // R of the quadratic profile
+  std::optional<double> pml_velocity;  // m/s the profile is tuned for (default: model's max vp)
+  /// Faces that are free surfaces instead of PML, by name: x-, x+, y-, y+, z- (= "top"), z+.
+  std::array<bool, 6> free_surface{};
+};
+
+struct ExecutionConfig {
+  std::string backend = "auto";  // auto | cpu | cuda
+  std::string kernel = "auto";   // inner-region family (cuda); cpu always runs `reference`
+  std::optional<std::array<int, 3>> decomposition;  // MPI ranks per axis; empty = auto
+  int threads = 0;               // OpenMP threads, 0 = default
+};
+
+struct SnapshotConfig {
+  int every = 0;                           // steps between snapshots; 0 = none
+  std::array<int, 3> stride{1, 1, 1};      // keep every n-th point per axis
+  std::optional<std::array<int, 6>> box;   // model-index subvolume [i0, i1, j0, j1, k0, k1) 
+};
+
+struct OutputConfig {
+  std::string file = "out/shot.h5";  // resolved against the working directory
+  bool overwrite = false;
+  double seismogram_interval = 0;    // s; 0 = every step
+  SnapshotConfig snapshots;
+  bool final_wavefield = false;
+  std::string record = "p";          // field the receivers record
+};
+
+struct Config {
+  std::string propagator = "acoustic_iso";
+  /// `minimod`: reproduce Minimod's benchmark exactly (PML inside the grid, its dt, wavelet and
+  /// raw injection); `standard` (default): PML padding around the model.
+  std::string mode = "standard";
+  GridConfig grid;
+  ModelConfig model;
+  TimeConfig time;
+  SourceConfig source;
+  std::vector<ReceiverGroupConfig> receivers;
+  BoundaryConfig boundary;
+  ExecutionConfig execution;
+  OutputConfig output;
+
+  std::string text;       // the full YAML text after --set overrides (stored in the output)
+  std::string path;       // the config file's path
+  std::map<std::string, int> lines;  // key path ("time.dt", "receivers[0].line.count") -> line
+};
+
+/// Key path -> line number (1-based) in the YAML text, for error messages.
+using SourceMap = std::map<std::string, int>;
+
+/// The one format of a config error: "config error: <key> (line N): <message>" (line omitted when
+/// unknown). Checks made after parsing (stability, positions inside the model, files) use it too.
+std::string config_error_message(const Config& config, const std::string& key,
+                                 const std::string& message);
+
+/// Parse YAML text (with `--set key=value` overrides applied first). Throws ConfigError naming the
+/// key path and line for unknown keys (suggesting the nearest valid key), wrong types and
+/// out-of-range values. `base_dir` resolves relative file names in the model and source.
+Config parse_config(const std::string& yaml_text, const std::vector<std::string>& overrides,
+                    const std::string& base_dir, SourceMap* lines = nullptr);
+
+/// Read a file and parse it. Throws ConfigError if the file cannot be read.
+Config load_config(const std::string& path, const std::vector<std::string>& overrides);
+
+}  // namespace minimod::io

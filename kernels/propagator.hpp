@@ -1,0 +1,77 @@
+// The propagator interface every backend implements (CPU reference, CUDA), and the plain-number
+// description of the acoustic-isotropic problem it is built from. Distribution and I/O see only this.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "physics/box3.hpp"
+#include "physics/grid.hpp"
+#include "physics/stencil.hpp"
+#include "pml/profile.hpp"
+#include "pml/regions.hpp"
+
+namespace minimod::kernels {
+
+/// One grid node touched by a source or receiver, with its interpolation weight (and any scaling).
+struct NodeWeight {
+  physics::Index3 node;
+  float weight = 0;
+  int point = 0;  // which receiver (or source) it belongs to
+};
+
+/// Faces, in the order x-, x+, y-, y+, z-, z+.
+enum Face { kXLo = 0, kXHi, kYLo, kYHi, kZLo, kZHi };
+
+/// Acoustic isotropic problem in plain numbers (no config, no YAML): DESIGN.md §3.
+struct AcousticIsoProblem {
+  physics::Grid grid;
+  pml::PmlWidths pml;
+  pml::DampingProfiles damping;
+  std::vector<float> v2dt2;              // (v dt)^2 per grid point, C order [i][j][k]
+  std::array<bool, 6> free_surface{};    // per face: pressure-release surface instead of PML
+  physics::LaplacianCoeffs laplacian;    // 1/m^2
+  std::array<float, 3> inv_4h2{};        // 1/(4 h^2) per axis, for the PML auxiliary update
+};
+
+/// Fill the derived numbers (laplacian, inv_4h2) from the grid spacing.
+void finish_problem(AcousticIsoProblem& problem);
+
+/// Health of the current wavefield: the blow-up check.
+struct FieldHealth {
+  bool finite = true;
+  float max_abs = 0;
+  physics::Index3 where;  // location of the max (or of the first non-finite value)
+};
+
+class Propagator {
+ public:
+  virtual ~Propagator() = default;
+  virtual std::string backend() const = 0;
+  virtual std::string kernel() const = 0;
+  /// Bytes of field memory this propagator allocated (for the memory estimate check).
+  virtual std::int64_t allocated_bytes() const = 0;
+
+  /// Receivers sampled after every step into an internal trace buffer; `count` receivers.
+  virtual void set_receivers(const std::vector<NodeWeight>& nodes, int count) = 0;
+  /// One time step: update all regions (u_next), add amplitude * weight at each source node,
+  /// apply free surfaces, advance the time levels, record receivers at the new time.
+  virtual void step(const std::vector<NodeWeight>& source, float amplitude) = 0;
+  /// Recorded samples so far, [sample][receiver], and forget them (bounded buffers).
+  virtual void take_traces(std::vector<float>& out) = 0;
+
+  /// Copy the current field `u` (or `u_prev`), box with stride, into a dense host array
+  /// [i][j][k] of the strided box.
+  virtual void read_field(const std::string& name, const physics::Box3& box,
+                          const physics::Index3& stride, float* out) = 0;
+  /// Set u_prev and u on the whole grid (dense C-order host arrays): tests, restarts.
+  virtual void write_state(const float* u_prev, const float* u) = 0;
+  virtual FieldHealth health() = 0;
+};
+
+/// Builds the CPU reference propagator.
+std::unique_ptr<Propagator> make_cpu_acoustic_iso(const AcousticIsoProblem& problem);
+
+}  // namespace minimod::kernels

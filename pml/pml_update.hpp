@@ -1,0 +1,26 @@
+// Pointwise PML update for the 2nd-order acoustic equation, Minimod's formulation
+// (notes/sai2020-digest.md §1.4): a damped wave equation u_tt + 2d u_t + d^2 u = v^2 (lap u + aux)
+// with aux_t + d aux = -grad d . grad u, discretised with eta = d dt. Defined once for all backends.
+#pragma once
+#include "physics/host_device.hpp"
+
+namespace minimod::pml {
+
+/// u_next = ((2 + 2 eta - eta^2) u - u_prev + v2dt2 (lap + aux)) / (1 + 2 eta).
+MM_HOST_DEVICE MM_FORCE_INLINE float pml_u_next(float u_prev, float u, float v2dt2, float lap,
+                                                float aux, float eta) {
+  return ((2.0f + 2.0f * eta - eta * eta) * u - u_prev + v2dt2 * (lap + aux)) / (1.0f + 2.0f * eta);
+}
+
+/// One axis' term of grad(eta).grad(u) with centred differences: (eta+ - eta-)(u+ - u-) / (4 h^2).
+MM_HOST_DEVICE MM_FORCE_INLINE float pml_gradient_term(float eta_plus, float eta_minus, float u_plus,
+                                                       float u_minus, float inv_4h2) {
+  return (eta_plus - eta_minus) * (u_plus - u_minus) * inv_4h2;
+}
+
+/// aux_next = (aux - sum_d gradient_term_d) / (1 + eta).
+MM_HOST_DEVICE MM_FORCE_INLINE float pml_aux_next(float aux, float eta, float gradient_sum) {
+  return (aux - gradient_sum) / (1.0f + eta);
+}
+
+}  // namespace minimod::pml
