@@ -106,16 +106,19 @@ struct Config {
   ExecutionConfig execution;
   OutputConfig output;
 
-  std::string text;       // the full YAML text after --set overrides (stored in the output)
+  std::string text;       // the full YAML text after --set overrides (stored in the output):
+                          // as written if there are none, else the tree re-emitted (no comments)
   std::string path;       // the config file's path
-  std::map<std::string, int> lines;  // key path ("time.dt", "receivers[0].line.count") -> line
+  std::map<std::string, int> lines;  // key path ("time.dt", "receivers[0].line.count") -> line;
+                                     // 0 = the value came from --set (no line in the file)
 };
 
-/// Key path -> line number (1-based) in the YAML text, for error messages.
+/// Key path -> line number (1-based) in the YAML text, for error messages; 0 = from --set.
 using SourceMap = std::map<std::string, int>;
 
-/// The one format of a config error: "config error: <key> (line N): <message>" (line omitted when
-/// unknown). Checks made after parsing (stability, positions inside the model, files) use it too.
+/// The one format of a config error: "config error: <key> (line N): <message>" ("(--set)" for a
+/// value from the command line, nothing when the key path is unknown). Checks made after parsing
+/// (stability, positions inside the model, files) use it too.
 std::string config_error_message(const Config& config, const std::string& key,
                                  const std::string& message);
 

@@ -69,6 +69,23 @@ class Propagator {
   /// Set u_prev and u on the whole grid (dense C-order host arrays): tests, restarts.
   virtual void write_state(const float* u_prev, const float* u) = 0;
   virtual FieldHealth health() = 0;
+
+  /// Seconds that `steps` steps take, timed on the device (CUDA events) or by the wall clock;
+  /// amplitude(n) is the source amplitude of step n. For benchmarks.
+  virtual double timed_steps(int first_step, int steps, const std::vector<NodeWeight>& source,
+                             float (*amplitude)(int step, const void* ctx), const void* ctx);
+
+  // Asynchronous snapshots: copy_field_async starts copying a strided box of a field into the host
+  // buffer of `slot` (pinned memory on a GPU) and returns at once; wait_copy(slot) blocks until it
+  // has landed and may be called from another thread (the snapshot writer).
+  static constexpr int kSnapshotSlots = 3;
+  virtual float* snapshot_buffer(int slot, std::int64_t count);
+  virtual void copy_field_async(const std::string& name, const physics::Box3& box,
+                                const physics::Index3& stride, int slot);
+  virtual void wait_copy(int slot);
+
+ private:
+  std::vector<float> host_slots_[kSnapshotSlots];
 };
 
 /// Builds the CPU reference propagator.

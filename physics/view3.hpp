@@ -3,6 +3,7 @@
 // The raw offset formula lives here and nowhere else.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "physics/box3.hpp"
 #include "physics/host_device.hpp"
@@ -34,7 +35,10 @@ struct View3 {
     return origin[offset(i, j, k)];
   }
   MM_HOST_DEVICE T* ptr(int i, int j, int k) const { return origin + offset(i, j, k); }
-  operator View3<const T>() const { return {origin, box, sx, sy}; }
+  template <class U = T, class = std::enable_if_t<!std::is_const_v<U>>>
+  MM_HOST_DEVICE operator View3<const U>() const {
+    return {origin, box, sx, sy};
+  }
 };
 
 /// Layout of a field: interior box `interior` plus `halo` points on every side, k rows padded to

@@ -1,0 +1,312 @@
+#include "app/plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "io/model_file.hpp"
+#include "physics/cfl.hpp"
+#include "physics/error.hpp"
+#include "physics/model.hpp"
+#include "physics/point_stencil.hpp"
+#include "physics/view3.hpp"
+
+namespace minimod::app {
+namespace {
+
+using physics::Index3;
+using physics::Point3;
+
+// Minimod's benchmark constants (notes/sai2020-digest.md §1.3-1.4; reference/minimod/PROVENANCE.md).
+constexpr double kMinimodVmax = 4500.0;  // m/s: used for dt and the PML, whatever the model
+constexpr double kMinimodCfl = 0.8;
+constexpr double kPpwWarning = 6.0;      // points per shortest wavelength below which we warn
+
+[[noreturn]] void fail(const io::Config& c, const std::string& key, const std::string& msg) {
+  throw ConfigError(io::config_error_message(c, key, msg));
+}
+
+std::string fmt(double x) {
+  std::ostringstream s;
+  s.precision(6);
+  s << x;
+  return s.str();
+}
+
+std::vector<float> build_parameter(const io::Config& c, const io::ParameterConfig& p,
+                                   const std::string& key, const Index3& shape, double dz) {
+  switch (p.kind) {
+    case io::ParameterConfig::Kind::constant:
+      return std::vector<float>(static_cast<size_t>(shape.i) * shape.j * shape.k,
+                                static_cast<float>(p.constant));
+    case io::ParameterConfig::Kind::layers: {
+      std::vector<physics::Layer> layers;
+      for (const auto& l : p.layers) layers.push_back({l.top, l.value});
+      return physics::layered_values(shape, dz, layers);
+    }
+    case io::ParameterConfig::Kind::file:
+      return io::read_model_dataset(p.file, p.dataset, {shape.i, shape.j, shape.k}, key);
+  }
+  fail(c, key, "unknown parameter kind");
+}
+
+/// The model's coordinates are metres from its first point; the position must lie in the model.
+void check_inside(const io::Config& c, const std::string& key, const Point3& x,
+                  const Index3& model_shape, const std::array<double, 3>& h) {
+  static const char* kAxis[] = {"x", "y", "z"};
+  for (int a = 0; a < 3; ++a) {
+    const double hi = (model_shape[a] - 1) * h[a];
+    if (!(x[a] >= -1e-9 * h[a] && x[a] <= hi + 1e-9 * h[a])) {
+      fail(c, key,
+           std::string(kAxis[a]) + " = " + fmt(x[a]) + " m lies outside the model [0, " + fmt(hi) +
+               "] m");
+    }
+  }
+}
+
+std::vector<Point3> receiver_points(const io::Config& c) {
+  std::vector<Point3> out;
+  for (const auto& g : c.receivers) {
+    switch (g.kind) {
+      case io::ReceiverGroupConfig::Kind::points:
+        for (const auto& p : g.points) out.push_back(p);
+        break;
+      case io::ReceiverGroupConfig::Kind::line: {
+        const int n = g.count[0];
+        for (int r = 0; r < n; ++r) {
+          const double f = n > 1 ? static_cast<double>(r) / (n - 1) : 0.0;
+          out.push_back({g.start[0] + f * (g.end[0] - g.start[0]),
+                         g.start[1] + f * (g.end[1] - g.start[1]),
+                         g.start[2] + f * (g.end[2] - g.start[2])});
+        }
+        break;
+      }
+      case io::ReceiverGroupConfig::Kind::grid:
+        for (int a = 0; a < g.count[0]; ++a)
+          for (int b = 0; b < g.count[1]; ++b)
+            for (int d = 0; d < g.count[2]; ++d) {
+              auto frac = [](int i, int n) { return n > 1 ? static_cast<double>(i) / (n - 1) : 0.0; };
+              out.push_back({g.start[0] + frac(a, g.count[0]) * (g.end[0] - g.start[0]),
+                             g.start[1] + frac(b, g.count[1]) * (g.end[1] - g.start[1]),
+                             g.start[2] + frac(d, g.count[2]) * (g.end[2] - g.start[2])});
+            }
+        break;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::int64_t estimate_field_bytes(const Index3& shape) {
+  const auto layout = physics::FieldLayout::make({{0, 0, 0}, shape}, physics::kRadius);
+  return 4 * layout.elements() * static_cast<std::int64_t>(sizeof(float));  // u, u_prev, v2dt2, aux
+}
+
+RunPlan make_plan(const io::Config& c) {
+  RunPlan plan;
+  plan.config = c;
+  const bool minimod = c.mode == "minimod";
+  if (c.propagator != "acoustic_iso") {
+    fail(c, "propagator", "'" + c.propagator + "' is not available yet; use acoustic_iso");
+  }
+  const auto h = c.grid.spacing;
+  plan.model_shape = {c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]};
+
+  // --- model (user grid) and velocity range
+  std::vector<float> vp = build_parameter(c, c.model.vp, "model.vp", plan.model_shape, h[2]);
+  const auto [mn, mx] = std::minmax_element(vp.begin(), vp.end());
+  plan.vp_min = *mn;
+  plan.vp_max = *mx;
+  if (!(plan.vp_min > 0) || !std::isfinite(plan.vp_max)) {
+    fail(c, "model.vp", "velocities must be positive and finite (min " + fmt(plan.vp_min) + ")");
+  }
+
+  // --- PML widths and padding
+  auto& pml = plan.problem.pml;
+  if (minimod) {
+    // Minimod: ndamp = 3 * (vmax / fmax) / dx points, inside the grid (sai2020-digest §1.4).
+    const int ndamp = static_cast<int>(3.0 * (kMinimodVmax / c.source.frequency) / h[0]);
+    for (int a = 0; a < 3; ++a) {
+      pml.lo[a] = pml.hi[a] = ndamp;
+      if (2 * ndamp >= plan.model_shape[a])
+        fail(c, "grid.shape", "Minimod's PML (" + std::to_string(ndamp) +
+                                  " points per side) leaves no inner region");
+    }
+  } else {
+    for (int a = 0; a < 3; ++a) {
+      pml.lo[a] = c.boundary.free_surface[2 * a] ? 0 : c.boundary.pml_width;
+      pml.hi[a] = c.boundary.free_surface[2 * a + 1] ? 0 : c.boundary.pml_width;
+      plan.pad_lo[a] = pml.lo[a];
+      plan.pad_hi[a] = pml.hi[a];
+    }
+  }
+  auto& grid = plan.problem.grid;
+  grid.spacing = h;
+  grid.shape = {plan.model_shape.i + plan.pad_lo[0] + plan.pad_hi[0],
+                plan.model_shape.j + plan.pad_lo[1] + plan.pad_hi[1],
+                plan.model_shape.k + plan.pad_lo[2] + plan.pad_hi[2]};
+  grid.origin = {-plan.pad_lo[0] * h[0], -plan.pad_lo[1] * h[1], -plan.pad_lo[2] * h[2]};
+  for (int f = 0; f < 6; ++f) plan.problem.free_surface[static_cast<size_t>(f)] = !minimod && c.boundary.free_surface[f];
+
+  // --- time step
+  const double v_dt = minimod ? kMinimodVmax : plan.vp_max;
+  plan.dt_limit = physics::critical_dt(v_dt, h);
+  const double interval = c.output.seismogram_interval;
+  if (minimod) {
+    plan.dt = kMinimodCfl * plan.dt_limit;
+  } else if (c.time.dt) {
+    plan.dt = *c.time.dt;
+    if (plan.dt > plan.dt_limit) {
+      fail(c, "time.dt", "dt = " + fmt(plan.dt) + " s is above the stability limit " +
+                             fmt(plan.dt_limit) + " s (vp max " + fmt(plan.vp_max) + " m/s)");
+    }
+  } else {
+    plan.dt = c.time.cfl * plan.dt_limit;
+    if (interval > 0) plan.dt = interval / std::ceil(interval / plan.dt);  // whole steps per sample
+  }
+  if (interval > 0) {
+    if (interval < plan.dt * (1 - 1e-9)) {
+      fail(c, "output.seismograms.interval", "interval " + fmt(interval) +
+                                                 " s is shorter than the time step " + fmt(plan.dt) + " s");
+    }
+    plan.record_every = std::max(1, static_cast<int>(std::lround(interval / plan.dt)));
+  }
+  plan.steps = c.time.steps ? *c.time.steps : static_cast<int>(std::ceil(c.time.duration / plan.dt - 1e-9));
+  if (plan.steps < 1) fail(c, "time.duration", "gives no time step");
+
+  // --- PML profiles
+  pml::ProfileParams pp;
+  pp.dt = plan.dt;
+  pp.velocity = minimod ? kMinimodVmax : c.boundary.pml_velocity.value_or(plan.vp_max);
+  pp.reflection = minimod ? 1e-3 : c.boundary.pml_reflection;
+  pp.index_shift = minimod ? 1 : 0;
+  plan.problem.damping = pml::make_damping_profiles(grid.shape, h, pml, pp);
+
+  // --- model on the simulation grid, as (v dt)^2
+  std::vector<float> vp_grid = physics::pad_with_edges(vp, plan.model_shape, plan.pad_lo, plan.pad_hi);
+  plan.problem.v2dt2.resize(vp_grid.size());
+  for (size_t n = 0; n < vp_grid.size(); ++n) {
+    const float vdt = static_cast<float>(vp_grid[n] * plan.dt);
+    plan.problem.v2dt2[n] = vdt * vdt;
+  }
+  kernels::finish_problem(plan.problem);
+
+  // --- wavelet
+  auto& w = plan.wavelet;
+  w.frequency = c.source.frequency;
+  w.amplitude = c.source.amplitude;
+  switch (minimod ? io::SourceConfig::Wavelet::minimod_gaussian : c.source.wavelet) {
+    case io::SourceConfig::Wavelet::ricker:
+      w.kind = physics::Wavelet::Kind::ricker;
+      w.delay = c.source.delay.value_or(1.5 / c.source.frequency);
+      break;
+    case io::SourceConfig::Wavelet::minimod_gaussian:
+      w.kind = physics::Wavelet::Kind::minimod_gaussian;
+      break;
+    case io::SourceConfig::Wavelet::file:
+      w.kind = physics::Wavelet::Kind::samples;
+      w.samples = io::read_wavelet_dataset(c.source.file, c.source.dataset, "source.file");
+      w.sample_dt = c.source.file_dt;
+      break;
+  }
+  plan.max_frequency = physics::highest_significant_frequency(w, plan.dt, plan.steps * plan.dt);
+  const double h_max = std::max({h[0], h[1], h[2]});
+  plan.points_per_wavelength =
+      plan.max_frequency > 0 ? plan.vp_min / plan.max_frequency / h_max : 1e9;
+  if (plan.points_per_wavelength < kPpwWarning) {
+    std::ostringstream s;
+    s << "only " << fmt(plan.points_per_wavelength) << " points per shortest wavelength (vp min "
+      << fmt(plan.vp_min) << " m/s, wavelet content up to " << fmt(plan.max_frequency)
+      << " Hz, spacing " << fmt(h_max) << " m); below " << kPpwWarning
+      << " the result is dispersive: refine the grid or lower source.frequency";
+    plan.warnings.push_back(s.str());
+  }
+
+  // --- source: trilinear weights; physical injection adds (v dt)^2 s / (dx dy dz)
+  check_inside(c, "source.position", c.source.position, plan.model_shape, h);
+  const auto src = physics::make_point_stencil(grid, c.source.position);
+  const double cell = h[0] * h[1] * h[2];
+  for (int n = 0; n < 8; ++n) {
+    if (src.weight[static_cast<size_t>(n)] == 0.0f) continue;
+    const Index3 node = src.node(n);
+    float wgt = src.weight[static_cast<size_t>(n)];
+    const bool raw = minimod || c.source.injection == io::SourceConfig::Injection::raw;
+    if (!raw) {
+      const size_t o = (static_cast<size_t>(node.i) * grid.shape.j + node.j) * grid.shape.k + node.k;
+      wgt = static_cast<float>(wgt * plan.problem.v2dt2[o] / cell);
+    }
+    plan.source.push_back({node, wgt, 0});
+  }
+
+  // --- receivers
+  plan.receiver_positions = receiver_points(c);
+  for (size_t r = 0; r < plan.receiver_positions.size(); ++r) {
+    const std::string key = "receivers[" + std::to_string(r) + "]";
+    check_inside(c, "receivers", plan.receiver_positions[r], plan.model_shape, h);
+    const auto st = physics::make_point_stencil(grid, plan.receiver_positions[r]);
+    for (int n = 0; n < 8; ++n)
+      if (st.weight[static_cast<size_t>(n)] != 0.0f)
+        plan.receivers.push_back({st.node(n), st.weight[static_cast<size_t>(n)], static_cast<int>(r)});
+  }
+
+  // --- snapshots: model-index box (default: the whole model), strided
+  const auto& snap = c.output.snapshots;
+  plan.snapshot_every = snap.every;
+  physics::Box3 box{{0, 0, 0}, plan.model_shape};
+  if (snap.box) {
+    const auto& b = *snap.box;
+    for (int a = 0; a < 3; ++a) {
+      if (b[2 * a] < 0 || b[2 * a + 1] > plan.model_shape[a] || b[2 * a] >= b[2 * a + 1])
+        fail(c, "output.snapshots.box", "axis " + std::to_string(a) + " range [" +
+                                            std::to_string(b[2 * a]) + ", " + std::to_string(b[2 * a + 1]) +
+                                            ") is empty or outside the model [0, " +
+                                            std::to_string(plan.model_shape[a]) + ")");
+    }
+    box = physics::box_from_bounds({b[0], b[2], b[4]}, {b[1], b[3], b[5]});
+  }
+  plan.snapshot_box = {{box.lo.i + plan.pad_lo[0], box.lo.j + plan.pad_lo[1], box.lo.k + plan.pad_lo[2]},
+                       box.n};
+  plan.snapshot_stride = {snap.stride[0], snap.stride[1], snap.stride[2]};
+  for (int a = 0; a < 3; ++a)
+    plan.snapshot_shape[a] = (box.n[a] + plan.snapshot_stride[a] - 1) / plan.snapshot_stride[a];
+
+  plan.memory_bytes = estimate_field_bytes(grid.shape) +
+                      static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
+  return plan;
+}
+
+std::string describe(const RunPlan& p) {
+  std::ostringstream s;
+  const auto& g = p.problem.grid;
+  s << "propagator   " << p.config.propagator << (p.config.mode == "minimod" ? " (Minimod-compatible mode)" : "")
+    << "\n";
+  s << "model        " << p.model_shape.i << " x " << p.model_shape.j << " x " << p.model_shape.k
+    << " points, spacing " << g.spacing[0] << " x " << g.spacing[1] << " x " << g.spacing[2]
+    << " m, vp " << fmt(p.vp_min) << " .. " << fmt(p.vp_max) << " m/s\n";
+  s << "grid         " << g.shape.i << " x " << g.shape.j << " x " << g.shape.k << " = "
+    << fmt(g.points() / 1e6) << " M points (PML " << p.problem.pml.lo[0] << "/" << p.problem.pml.hi[0]
+    << ", " << p.problem.pml.lo[1] << "/" << p.problem.pml.hi[1] << ", " << p.problem.pml.lo[2] << "/"
+    << p.problem.pml.hi[2] << " points x-/x+, y-/y+, z-/z+"
+    << (p.config.mode == "minimod" ? ", inside the grid" : ", padded around the model") << ")\n";
+  static const char* kFaces[] = {"x-", "x+", "y-", "y+", "z- (top)", "z+"};
+  for (int f = 0; f < 6; ++f)
+    if (p.problem.free_surface[static_cast<size_t>(f)]) s << "free surface " << kFaces[f] << "\n";
+  s << "time         dt " << fmt(p.dt) << " s (stability limit " << fmt(p.dt_limit) << " s), "
+    << p.steps << " steps, " << fmt(p.steps * p.dt) << " s\n";
+  s << "source       " << p.wavelet.describe() << " at (" << p.config.source.position[0] << ", "
+    << p.config.source.position[1] << ", " << p.config.source.position[2] << ") m, "
+    << fmt(p.points_per_wavelength) << " points per shortest wavelength (" << fmt(p.max_frequency)
+    << " Hz)\n";
+  s << "receivers    " << p.receiver_count() << ", " << p.samples() << " samples every "
+    << fmt(p.record_every * p.dt) << " s\n";
+  if (p.snapshot_every > 0)
+    s << "snapshots    " << p.snapshot_count() << " of " << p.snapshot_shape.i << " x "
+      << p.snapshot_shape.j << " x " << p.snapshot_shape.k << " every " << p.snapshot_every << " steps\n";
+  s << "memory       " << fmt(p.memory_bytes / double(1 << 30)) << " GiB (fields "
+    << fmt(estimate_field_bytes(g.shape) / double(1 << 30)) << " GiB)\n";
+  s << "output       " << p.config.output.file << "\n";
+  return s.str();
+}
+
+}  // namespace minimod::app

@@ -1,0 +1,52 @@
+// RunPlan: everything a run needs, derived once from a validated Config: the grid with its PML,
+// the model on the grid, dt and steps, the wavelet, source and receiver node weights, the output
+// plan and the memory estimate. Cross-field checks (stability, positions inside the model,
+// model files) happen here and throw ConfigError naming the key.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/config.hpp"
+#include "kernels/propagator.hpp"
+#include "physics/wavelet.hpp"
+
+namespace minimod::app {
+
+struct RunPlan {
+  io::Config config;
+  kernels::AcousticIsoProblem problem;
+  physics::Index3 model_shape;      // the user's model (without padding)
+  std::array<int, 3> pad_lo{}, pad_hi{};  // PML points added around the model
+  double dt = 0;                    // s
+  double dt_limit = 0;              // s: stability limit
+  int steps = 0;
+  int record_every = 1;             // steps per seismogram sample
+  double vp_min = 0, vp_max = 0;    // m/s
+  physics::Wavelet wavelet;
+  double max_frequency = 0;         // Hz: highest significant frequency of the wavelet
+  double points_per_wavelength = 0;  // at vp_min and max_frequency, coarsest spacing
+  std::vector<kernels::NodeWeight> source;     // weights include the injection scaling
+  std::vector<kernels::NodeWeight> receivers;  // interpolation weights
+  std::vector<physics::Point3> receiver_positions;  // m, model coordinates
+  int snapshot_every = 0;
+  physics::Box3 snapshot_box;       // simulation-grid indices
+  physics::Index3 snapshot_stride{1, 1, 1};
+  physics::Index3 snapshot_shape;   // points per axis after striding
+  std::int64_t memory_bytes = 0;    // estimate of the propagator's memory
+  std::vector<std::string> warnings;
+
+  int receiver_count() const { return static_cast<int>(receiver_positions.size()); }
+  int samples() const { return steps / record_every + 1; }
+  int snapshot_count() const { return snapshot_every > 0 ? steps / snapshot_every : 0; }
+};
+
+RunPlan make_plan(const io::Config& config);
+
+/// Human-readable plan (for --dry-run and the run banner).
+std::string describe(const RunPlan& plan);
+
+/// Bytes of field memory a propagator of this plan allocates (same layout as the backends).
+std::int64_t estimate_field_bytes(const physics::Index3& shape);
+
+}  // namespace minimod::app

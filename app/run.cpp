@@ -1,0 +1,114 @@
+#include "app/run.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <sstream>
+
+#include "io/output_file.hpp"
+#include "io/snapshot_writer.hpp"
+#include "physics/error.hpp"
+#include "physics/log.hpp"
+
+namespace minimod::app {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void check_health(const RunPlan& plan, kernels::Propagator& prop, int step) {
+  const auto h = prop.health();
+  // A field this large means the scheme went unstable long before it overflows.
+  constexpr float kBlowUp = 1e20f;
+  if (!h.finite || h.max_abs > kBlowUp) {
+    const auto x = plan.problem.grid.position_of(h.where.i, h.where.j, h.where.k);
+    std::ostringstream s;
+    s << "the wavefield blew up at step " << step << " (t = " << step * plan.dt << " s): "
+      << (h.finite ? "|u| = " + std::to_string(h.max_abs) : std::string("non-finite value"))
+      << " at grid point (" << h.where.i << ", " << h.where.j << ", " << h.where.k
+      << "), model position (" << x[0] << ", " << x[1] << ", " << x[2]
+      << ") m. Check time.dt, the model's velocities and the source amplitude.";
+    throw InstabilityError(s.str());
+  }
+}
+
+}  // namespace
+
+RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFile* out,
+                   const RunOptions& opt) {
+  const int nrec = plan.receiver_count();
+  const int samples = plan.samples();
+  RunResult result;
+  result.samples = samples;
+  result.seismogram.assign(static_cast<size_t>(nrec) * samples, 0.0f);  // sample 0 (t = 0) is 0
+  prop.set_receivers(plan.receivers, nrec);
+
+  std::unique_ptr<io::SnapshotWriter> writer;
+  if (out && plan.snapshot_every > 0) {
+    const auto& s = plan.snapshot_shape;
+    const std::int64_t count = static_cast<std::int64_t>(s.i) * s.j * s.k;
+    for (int slot = 0; slot < kernels::Propagator::kSnapshotSlots; ++slot)
+      prop.snapshot_buffer(slot, count);
+    writer = std::make_unique<io::SnapshotWriter>(
+        *out, "p", kernels::Propagator::kSnapshotSlots,
+        [&prop, count](int slot) -> const float* { return prop.snapshot_buffer(slot, count); },
+        [&prop](int slot) { prop.wait_copy(slot); });
+    out->begin_snapshots("p", plan.snapshot_count(), {s.i, s.j, s.k},
+                         {plan.snapshot_stride.i, plan.snapshot_stride.j, plan.snapshot_stride.k},
+                         {plan.snapshot_box.lo.i - plan.pad_lo[0], plan.snapshot_box.lo.j - plan.pad_lo[1],
+                          plan.snapshot_box.lo.k - plan.pad_lo[2]},
+                         plan.snapshot_every * plan.dt);
+  }
+
+  std::vector<float> traces;
+  int recorded_steps = 0;  // steps whose receiver samples were taken from the propagator
+  auto drain_traces = [&]() {
+    prop.take_traces(traces);
+    const int n = nrec > 0 ? static_cast<int>(traces.size()) / nrec : 0;
+    for (int s = 0; s < n; ++s) {
+      const int step = recorded_steps + s + 1;  // sample of time step * dt
+      if (step % plan.record_every != 0) continue;
+      const int sample = step / plan.record_every;
+      for (int r = 0; r < nrec; ++r)
+        result.seismogram[static_cast<size_t>(r) * samples + sample] =
+            traces[static_cast<size_t>(s) * nrec + r];
+    }
+    recorded_steps += n;
+  };
+
+  const double points = static_cast<double>(plan.problem.grid.points());
+  const auto start = Clock::now();
+  auto last_report = start;
+  for (int n = 0; n < plan.steps; ++n) {
+    prop.step(plan.source, static_cast<float>(plan.wavelet(n * plan.dt)));
+    const int done = n + 1;
+    if (nrec > 0 && (done % 256 == 0 || done == plan.steps)) drain_traces();
+    if (writer && done % plan.snapshot_every == 0) {
+      const int slot = writer->acquire();
+      prop.copy_field_async("u", plan.snapshot_box, plan.snapshot_stride, slot);
+      writer->submit(slot, done / plan.snapshot_every - 1, done * plan.dt);
+    }
+    if ((opt.health_every > 0 && done % opt.health_every == 0) || done == plan.steps)
+      check_health(plan, prop, done);
+    const auto now = Clock::now();
+    if (opt.progress_seconds > 0 &&
+        std::chrono::duration<double>(now - last_report).count() >= opt.progress_seconds) {
+      last_report = now;
+      const double el = std::chrono::duration<double>(now - start).count();
+      std::ostringstream s;
+      s.precision(3);
+      s << "step " << done << "/" << plan.steps << "  t = " << done * plan.dt << " s  "
+        << std::fixed << 100.0 * done / plan.steps << "%  " << points * done / el / 1e9
+        << " GPts/s  ETA " << el / done * (plan.steps - done) << " s";
+      log::info(s.str());
+    }
+  }
+  if (writer) {
+    writer->finish();
+    result.snapshot_wait_seconds = writer->seconds_waited();
+  }
+  result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  result.gpts_per_s = points * plan.steps / result.seconds / 1e9;
+  return result;
+}
+
+}  // namespace minimod::app

@@ -1,0 +1,32 @@
+// The time loop of one shot: inject, step, record, snapshot, check health, report progress.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "app/plan.hpp"
+#include "kernels/propagator.hpp"
+
+namespace minimod::io {
+class OutputFile;
+}
+
+namespace minimod::app {
+
+struct RunResult {
+  std::vector<float> seismogram;  // [receiver][sample]
+  int samples = 0;
+  double seconds = 0;             // wall time of the time loop
+  double gpts_per_s = 0;          // grid points updated per second (PML included)
+  double snapshot_wait_seconds = 0;  // time the loop waited for the snapshot writer
+};
+
+struct RunOptions {
+  double progress_seconds = 5.0;  // progress line at most this often (stderr); <= 0: never
+  int health_every = 100;         // steps between blow-up checks
+};
+
+/// Runs the plan on `propagator`; writes snapshots to `out` if given (seismograms are returned).
+RunResult run_shot(const RunPlan& plan, kernels::Propagator& propagator, io::OutputFile* out,
+                   const RunOptions& options = {});
+
+}  // namespace minimod::app

@@ -1,0 +1,78 @@
+// io::OutputFile: one HDF5 result file (DESIGN.md §6), written to `<path>.partial` and renamed to
+// `<path>` only by commit(), so a crash or an error never leaves a file that looks complete.
+// Layout: /receivers/coordinates [n][3], /seismograms/<field> [receiver][time],
+// /snapshots/<field> [snapshot][x][y][z] + /snapshots/time, /final/<field> [x][y][z]; root
+// attributes from RunAttributes. Arrays C order, z contiguous, float32 fields; SI units.
+#pragma once
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace minimod::io {
+
+/// Run description stored as root attributes of the result file.
+struct RunAttributes {
+  double dt = 0;                           // s: time step
+  std::array<double, 3> spacing{0, 0, 0};  // m: grid spacing (x, y, z)
+  std::array<double, 3> origin{0, 0, 0};   // m: position of model point (0, 0, 0)
+  std::string units = "SI (m, s, m/s)";
+  std::string propagator, backend, kernel, version, commit;
+  std::string config_text;                              // the full YAML after --set overrides
+  std::array<int, 3> shape{0, 0, 0};                    // model points per axis (PML excluded)
+  std::array<int, 3> pml_lo{0, 0, 0}, pml_hi{0, 0, 0};  // PML points below/above the model
+};
+
+/// Writes one result file safely: temporary name, every HDF5 call checked (IoError names the file
+/// and dataset), rename on commit(). Not thread-safe: one thread at a time may call it (the
+/// snapshot writer thread, say), and no other thread may use HDF5 meanwhile (serial HDF5).
+class OutputFile {
+ public:
+  /// Throws ConfigError if `path` exists and !overwrite; creates parent folders; opens
+  /// `<path>.partial` for writing (a stale one from a crashed run is truncated).
+  OutputFile(const std::string& path, bool overwrite);
+  /// Without commit(): closes and deletes the temporary file. Never throws.
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  /// /receivers/coordinates [n][3] float64, m (x, y, z).
+  void write_receivers(const std::vector<std::array<double, 3>>& coords);
+  /// /seismograms/<field> [receiver][time] float32 from data[r * samples + t]; attributes dt
+  /// (interval, s) and units.
+  void write_seismogram(const std::string& field, const std::vector<float>& data, int receivers,
+                        int samples, double interval, const std::string& units = "arbitrary");
+
+  /// Creates /snapshots/<field> [count][nx][ny][nz] float32 (one chunk per snapshot) and, once,
+  /// /snapshots/time [count] float64 (s, NaN until written). Snapshot point (a, b, c) is model
+  /// grid index first_index + (a, b, c) * stride (first_index may be negative inside the PML).
+  void begin_snapshots(const std::string& field, int count, std::array<int, 3> shape,
+                       std::array<int, 3> stride, std::array<int, 3> first_index,
+                       double interval_s);
+  /// Writes snapshot `index` (0-based) of `field`: nx*ny*nz floats, C order; time in s.
+  void write_snapshot(const std::string& field, int index, double time, const float* data);
+
+  /// /final/<field> [nx][ny][nz] float32.
+  void write_final_wavefield(const std::string& field, std::array<int, 3> shape, const float* data);
+
+  /// Root attributes (replaces earlier ones); also gives the XDMF file its origin and spacing.
+  void set_attributes(const RunAttributes& attributes);
+
+  /// Closes the file, fsyncs it and renames it to `path`; writes `<stem>.xmf` beside it (also via
+  /// a temporary name) when snapshots were begun. The object is finished afterwards.
+  void commit();
+
+  const std::string& path() const { return path_; }
+  std::string temporary_path() const { return path_ + ".partial"; }
+
+ private:
+  struct Impl;
+  std::string path_;
+  bool overwrite_;
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The XDMF file name commit() writes beside `h5_path`: its extension replaced by ".xmf".
+std::string xdmf_path_for(const std::string& h5_path);
+
+}  // namespace minimod::io

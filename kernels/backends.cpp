@@ -1,0 +1,57 @@
+#include "kernels/backends.hpp"
+
+#include "physics/error.hpp"
+
+#if defined(MINIMOD_HAVE_CUDA)
+#include "kernels/cuda/cuda_backend.hpp"
+#endif
+
+namespace minimod::kernels {
+
+int cuda_device_count() {
+#if defined(MINIMOD_HAVE_CUDA)
+  return cuda::device_count();
+#else
+  return 0;
+#endif
+}
+
+std::string resolve_backend(const std::string& requested) {
+  if (requested == "cpu") return "cpu";
+  const int gpus = cuda_device_count();
+  if (requested == "auto") return gpus > 0 ? "cuda" : "cpu";
+  if (requested == "cuda") {
+    if (gpus > 0) return "cuda";
+#if defined(MINIMOD_HAVE_CUDA)
+    throw ConfigError("config error: execution.backend: cuda was asked for but no CUDA device is "
+                      "visible (use backend: cpu or auto)");
+#else
+    throw ConfigError("config error: execution.backend: cuda was asked for but this minimod was "
+                      "built without CUDA (nvcc not found at build time)");
+#endif
+  }
+  throw ConfigError("config error: execution.backend: unknown backend '" + requested +
+                    "' (auto, cpu, cuda)");
+}
+
+std::unique_ptr<Propagator> make_acoustic_iso(const AcousticIsoProblem& problem,
+                                              const std::string& backend,
+                                              const std::string& kernel) {
+  if (backend == "cpu") return make_cpu_acoustic_iso(problem);
+#if defined(MINIMOD_HAVE_CUDA)
+  if (backend == "cuda") return cuda::make_cuda_acoustic_iso(problem, kernel);
+#else
+  (void)kernel;
+#endif
+  throw ConfigError("config error: execution.backend: backend '" + backend + "' is not available");
+}
+
+std::vector<std::string> list_kernels() {
+  std::vector<std::string> out = {"cpu reference acoustic_iso (OpenMP, vectorised, cache-blocked)"};
+#if defined(MINIMOD_HAVE_CUDA)
+  for (const auto& line : cuda::list_families()) out.push_back(line);
+#endif
+  return out;
+}
+
+}  // namespace minimod::kernels

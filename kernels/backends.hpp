@@ -1,0 +1,25 @@
+// Choosing a backend: `cpu`, `cuda`, or `auto` (CUDA when a GPU is present).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/propagator.hpp"
+
+namespace minimod::kernels {
+
+/// Number of usable CUDA devices (0 when built without CUDA or without a GPU).
+int cuda_device_count();
+
+/// "cpu" or "cuda" for a requested backend ("auto", "cpu", "cuda"). Throws ConfigError if the
+/// request cannot be met (cuda without a GPU or without a CUDA build).
+std::string resolve_backend(const std::string& requested);
+
+/// Builds the propagator for a resolved backend and kernel family name.
+std::unique_ptr<Propagator> make_acoustic_iso(const AcousticIsoProblem& problem,
+                                              const std::string& backend, const std::string& kernel);
+
+/// Lines for --list-kernels: "<backend> <family> <propagators> <tunables>".
+std::vector<std::string> list_kernels();
+
+}  // namespace minimod::kernels

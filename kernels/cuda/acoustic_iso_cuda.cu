@@ -1,0 +1,406 @@
+// CUDA backend of the acoustic-isotropic propagator: fields in device memory (rows padded to 128 B),
+// the inner region on one stream with the chosen family, the PML slabs on a second stream, then
+// source injection, free surfaces and receiver sampling in kernels: no host round trip per step.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/cuda/pml_kernel.hpp"
+#include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/resources.hpp"
+#include "physics/view3.hpp"
+
+namespace minimod::kernels::cuda {
+namespace {
+
+using physics::Box3;
+using physics::FieldLayout;
+using physics::Index3;
+using physics::View3;
+
+constexpr int kTraceSlots = 256;  // time steps of receiver samples kept on the GPU between copies
+constexpr int kMaxSourceNodes = 8;
+
+struct SourceNodes {
+  int count = 0;
+  std::int64_t offset[kMaxSourceNodes];
+  float weight[kMaxSourceNodes];
+};
+
+__global__ void inject(float* field, SourceNodes s, float amplitude) {
+  const int n = static_cast<int>(threadIdx.x);
+  if (n < s.count) field[s.offset[n]] += s.weight[n] * amplitude;
+}
+
+/// One thread per receiver: sum of its nodes' weighted values (CSR: first[r] .. first[r + 1]).
+__global__ void sample(const float* field, const std::int64_t* offset, const float* weight,
+                       const int* first, int receivers, float* out) {
+  const int r = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (r >= receivers) return;
+  float acc = 0;
+  for (int e = first[r]; e < first[r + 1]; ++e) acc += weight[e] * field[offset[e]];
+  out[r] = acc;
+}
+
+/// Free surface on plane `s` of `axis`: u = 0 there, odd mirror into the halo (towards `dir`).
+__global__ void free_surface(View3<float> f, Index3 n, int axis, int s, int dir) {
+  const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+  const int x2 = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int x1 = static_cast<int>(blockIdx.y);
+  if (x2 >= n[a2] || x1 >= n[a1]) return;
+  int idx[3];
+  idx[a1] = x1;
+  idx[a2] = x2;
+  auto at = [&](int along) -> float& {
+    idx[axis] = along;
+    return f(idx[0], idx[1], idx[2]);
+  };
+  at(s) = 0.0f;
+  for (int m = 1; m <= physics::kRadius; ++m) at(s + dir * m) = -at(s - dir * m);
+}
+
+/// Max |u| (as ordered int bits) and a non-finite flag over the interior.
+__global__ void max_abs(View3<const float> f, Index3 n, unsigned* max_bits, unsigned* bad) {
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = static_cast<int>(blockIdx.y), i = static_cast<int>(blockIdx.z);
+  float m = 0;
+  bool nonfinite = false;
+  for (int kk = k; kk < n.k; kk += static_cast<int>(blockDim.x * gridDim.x)) {
+    const float a = fabsf(f(i, j, kk));
+    if (!isfinite(a)) nonfinite = true;
+    else m = fmaxf(m, a);
+  }
+  if (nonfinite) atomicOr(bad, 1u);
+  if (m > 0) atomicMax(max_bits, __float_as_uint(m));
+}
+
+/// Gather a strided box into a dense array [i][j][k].
+__global__ void gather(View3<const float> f, Box3 box, Index3 stride, Index3 out_n, float* out) {
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = static_cast<int>(blockIdx.y), i = static_cast<int>(blockIdx.z);
+  if (k >= out_n.k) return;
+  out[(static_cast<std::int64_t>(i) * out_n.j + j) * out_n.k + k] =
+      f(box.lo.i + i * stride.i, box.lo.j + j * stride.j, box.lo.k + k * stride.k);
+}
+
+class CudaAcousticIso final : public Propagator {
+ public:
+  CudaAcousticIso(const AcousticIsoProblem& problem, const KernelFamily& family, const Tile& tile)
+      : p_(problem),
+        family_(family),
+        tile_(tile),
+        layout_(FieldLayout::make(problem.grid.box(), physics::kRadius)),
+        regions_(pml::make_regions(problem.grid.shape, problem.pml)) {
+    check_fits(cuda_memory_plan(problem, 0));
+    const std::int64_t n = layout_.elements();
+    u_ = DeviceBuffer<float>(n, "u");
+    u_prev_ = DeviceBuffer<float>(n, "u_prev");
+    v2dt2_ = DeviceBuffer<float>(n, "v2dt2");
+    aux_ = DeviceBuffer<float>(n, "pml_aux");
+    for (auto* b : {&u_, &u_prev_, &v2dt2_, &aux_})
+      MM_CUDA_CHECK(cudaMemset(b->data(), 0, static_cast<size_t>(b->bytes())));
+    for (int a = 0; a < 3; ++a) {
+      const auto& e = p_.damping.eta[a];
+      eta_[a] = DeviceBuffer<float>(static_cast<std::int64_t>(e.size()), "eta profile");
+      MM_CUDA_CHECK(cudaMemcpy(eta_[a].data(), e.data(), e.size() * sizeof(float), cudaMemcpyHostToDevice));
+    }
+    upload_dense(v2dt2_, p_.v2dt2.data());
+    p_.v2dt2.clear();
+    p_.v2dt2.shrink_to_fit();
+    scratch_ = DeviceBuffer<unsigned>(2, "health scratch");
+  }
+
+  std::string backend() const override { return "cuda"; }
+  std::string kernel() const override {
+    return family_.name + " " + std::to_string(tile_.x) + "x" + std::to_string(tile_.y) + "x" +
+           std::to_string(tile_.z);
+  }
+  std::int64_t allocated_bytes() const override {
+    std::int64_t b = u_.bytes() + u_prev_.bytes() + v2dt2_.bytes() + aux_.bytes();
+    for (const auto& e : eta_) b += e.bytes();
+    return b + rec_offset_.bytes() + rec_weight_.bytes() + rec_first_.bytes() + traces_.bytes();
+  }
+
+  void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
+    drain();
+    receiver_count_ = count;
+    if (count == 0) return;
+    std::vector<std::int64_t> offset(nodes.size());
+    std::vector<float> weight(nodes.size());
+    std::vector<int> first(static_cast<size_t>(count) + 1, 0);
+    std::vector<NodeWeight> sorted = nodes;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const NodeWeight& a, const NodeWeight& b) { return a.point < b.point; });
+    const auto v = view(u_);
+    for (size_t e = 0; e < sorted.size(); ++e) {
+      offset[e] = v.offset(sorted[e].node.i, sorted[e].node.j, sorted[e].node.k);
+      weight[e] = sorted[e].weight;
+      ++first[static_cast<size_t>(sorted[e].point) + 1];
+    }
+    for (int r = 0; r < count; ++r) first[static_cast<size_t>(r) + 1] += first[static_cast<size_t>(r)];
+    rec_offset_ = DeviceBuffer<std::int64_t>(static_cast<std::int64_t>(offset.size()), "receiver offsets");
+    rec_weight_ = DeviceBuffer<float>(static_cast<std::int64_t>(weight.size()), "receiver weights");
+    rec_first_ = DeviceBuffer<int>(count + 1, "receiver index");
+    traces_ = DeviceBuffer<float>(static_cast<std::int64_t>(kTraceSlots) * count, "receiver traces");
+    MM_CUDA_CHECK(cudaMemcpy(rec_offset_.data(), offset.data(), offset.size() * 8, cudaMemcpyHostToDevice));
+    MM_CUDA_CHECK(cudaMemcpy(rec_weight_.data(), weight.data(), weight.size() * 4, cudaMemcpyHostToDevice));
+    MM_CUDA_CHECK(cudaMemcpy(rec_first_.data(), first.data(), first.size() * 4, cudaMemcpyHostToDevice));
+  }
+
+  void step(const std::vector<NodeWeight>& source, float amplitude) override {
+    const cudaStream_t s0 = inner_stream_.get(), s1 = pml_stream_.get();
+    MM_CUDA_CHECK(cudaStreamWaitEvent(s1, step_done_.get(), 0));
+    const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_), ax = view(aux_);
+    for (const auto& r : regions_) {
+      if (!r.is_pml) {
+        family_.launch(IsoStepArgs{r.box, u, un, m, p_.laplacian}, tile_, s0);
+        MM_CUDA_CHECK_LAUNCH(family_.name.c_str());
+      } else {
+        PmlStepArgs a{r.box, u, un, m, ax, p_.laplacian, eta_[0].data(), eta_[1].data(),
+                      eta_[2].data(), {p_.inv_4h2[0], p_.inv_4h2[1], p_.inv_4h2[2]}};
+        launch_pml(a, s1);
+        MM_CUDA_CHECK_LAUNCH("pml");
+      }
+    }
+    MM_CUDA_CHECK(cudaEventRecord(pml_done_.get(), s1));
+    MM_CUDA_CHECK(cudaStreamWaitEvent(s0, pml_done_.get(), 0));
+    for (size_t first = 0; first < source.size(); first += kMaxSourceNodes) {
+      SourceNodes sn;
+      sn.count = static_cast<int>(std::min<size_t>(kMaxSourceNodes, source.size() - first));
+      for (int e = 0; e < sn.count; ++e) {
+        const auto& nw = source[first + static_cast<size_t>(e)];
+        sn.offset[e] = un.offset(nw.node.i, nw.node.j, nw.node.k);
+        sn.weight[e] = nw.weight;
+      }
+      inject<<<1, kMaxSourceNodes, 0, s0>>>(un.origin, sn, amplitude);
+      MM_CUDA_CHECK_LAUNCH("inject");
+    }
+    apply_free_surfaces(un, s0);
+    u_.swap(u_prev_);
+    if (receiver_count_ > 0) {
+      sample<<<ceil_div(receiver_count_, 128), 128, 0, s0>>>(
+          view(u_).origin, rec_offset_.data(), rec_weight_.data(), rec_first_.data(),
+          receiver_count_, traces_.data() + static_cast<std::int64_t>(slot_) * receiver_count_);
+      MM_CUDA_CHECK_LAUNCH("sample");
+      if (++slot_ == kTraceSlots) drain();
+    }
+    MM_CUDA_CHECK(cudaEventRecord(step_done_.get(), s0));
+  }
+
+  void take_traces(std::vector<float>& out) override {
+    drain();
+    out.swap(host_traces_);
+    host_traces_.clear();
+  }
+
+  void read_field(const std::string& name, const Box3& box, const Index3& stride,
+                  float* out) override {
+    const Index3 on{(box.n.i + stride.i - 1) / stride.i, (box.n.j + stride.j - 1) / stride.j,
+                    (box.n.k + stride.k - 1) / stride.k};
+    const std::int64_t count = static_cast<std::int64_t>(on.i) * on.j * on.k;
+    if (count == 0) return;
+    DeviceBuffer<float> dense(count, "field copy");
+    const cudaStream_t s0 = inner_stream_.get();
+    gather<<<dim3(ceil_div(on.k, 128), on.j, on.i), 128, 0, s0>>>(view(field(name)), box, stride, on,
+                                                               dense.data());
+    MM_CUDA_CHECK_LAUNCH("gather");
+    MM_CUDA_CHECK(cudaMemcpyAsync(out, dense.data(), static_cast<size_t>(count) * 4,
+                                  cudaMemcpyDeviceToHost, s0));
+    MM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  }
+
+  void write_state(const float* u_prev, const float* u) override {
+    MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
+    upload_dense(u_prev_, u_prev);
+    upload_dense(u_, u);
+    apply_free_surfaces(view(u_), inner_stream_.get());
+    MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
+  }
+
+  double timed_steps(int first, int steps, const std::vector<NodeWeight>& source,
+                     float (*amplitude)(int, const void*), const void* ctx) override {
+    Event start(true), stop(true);
+    const cudaStream_t s0 = inner_stream_.get();
+    MM_CUDA_CHECK(cudaEventRecord(start.get(), s0));
+    MM_CUDA_CHECK(cudaEventRecord(step_done_.get(), s0));  // the PML stream starts after `start`
+    for (int n = first; n < first + steps; ++n) step(source, amplitude(n, ctx));
+    MM_CUDA_CHECK(cudaEventRecord(stop.get(), s0));  // s0 has waited for the PML stream each step
+    MM_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    float ms = 0;
+    MM_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    return ms * 1e-3;
+  }
+
+  float* snapshot_buffer(int slot, std::int64_t count) override {
+    auto& s = slots_[slot];
+    if (s.host.size() < count) {
+      s.host = PinnedBuffer<float>(count);
+      s.device = DeviceBuffer<float>(count, "snapshot staging");
+    }
+    return s.host.data();
+  }
+
+  void copy_field_async(const std::string& name, const Box3& box, const Index3& stride,
+                        int slot) override {
+    const Index3 on{(box.n.i + stride.i - 1) / stride.i, (box.n.j + stride.j - 1) / stride.j,
+                    (box.n.k + stride.k - 1) / stride.k};
+    const std::int64_t count = static_cast<std::int64_t>(on.i) * on.j * on.k;
+    auto& s = slots_[slot];
+    snapshot_buffer(slot, count);
+    const cudaStream_t s0 = inner_stream_.get(), sc = copy_stream_.get();
+    // Gather in the compute stream (ordered after this step), copy out on the copy stream.
+    gather<<<dim3(ceil_div(on.k, 128), on.j, on.i), 128, 0, s0>>>(view(field(name)), box, stride, on,
+                                                               s.device.data());
+    MM_CUDA_CHECK_LAUNCH("gather");
+    MM_CUDA_CHECK(cudaEventRecord(s.gathered.get(), s0));
+    MM_CUDA_CHECK(cudaStreamWaitEvent(sc, s.gathered.get(), 0));
+    MM_CUDA_CHECK(cudaMemcpyAsync(s.host.data(), s.device.data(), static_cast<size_t>(count) * 4,
+                                  cudaMemcpyDeviceToHost, sc));
+    MM_CUDA_CHECK(cudaEventRecord(s.copied.get(), sc));
+  }
+
+  void wait_copy(int slot) override { MM_CUDA_CHECK(cudaEventSynchronize(slots_[slot].copied.get())); }
+
+  FieldHealth health() override {
+    const cudaStream_t s0 = inner_stream_.get();
+    const Index3 n = p_.grid.shape;
+    MM_CUDA_CHECK(cudaMemsetAsync(scratch_.data(), 0, 8, s0));
+    max_abs<<<dim3(1, n.j, n.i), 128, 0, s0>>>(view(u_), n, scratch_.data(), scratch_.data() + 1);
+    MM_CUDA_CHECK_LAUNCH("max_abs");
+    unsigned h[2];
+    MM_CUDA_CHECK(cudaMemcpyAsync(h, scratch_.data(), 8, cudaMemcpyDeviceToHost, s0));
+    MM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    FieldHealth out;
+    float m;
+    std::memcpy(&m, &h[0], 4);
+    out.finite = h[1] == 0;
+    out.max_abs = m;
+    if (!out.finite || m > 1e20f) {  // rare: find the place on the host
+      std::vector<float> all(static_cast<size_t>(p_.grid.points()));
+      read_field("u", p_.grid.box(), {1, 1, 1}, all.data());
+      for (size_t o = 0; o < all.size(); ++o) {
+        if (!std::isfinite(all[o]) || std::fabs(all[o]) >= m) {
+          const int k = static_cast<int>(o % n.k), j = static_cast<int>((o / n.k) % n.j),
+                    i = static_cast<int>(o / (static_cast<size_t>(n.k) * n.j));
+          out.where = {i, j, k};
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
+ private:
+  View3<float> view(const DeviceBuffer<float>& b) const { return layout_.view(b.data()); }
+  const DeviceBuffer<float>& field(const std::string& name) const {
+    if (name == "u") return u_;
+    if (name == "u_prev") return u_prev_;
+    if (name == "pml_aux") return aux_;
+    if (name == "v2dt2") return v2dt2_;
+    throw std::invalid_argument("no field named '" + name + "' in the acoustic_iso propagator");
+  }
+
+  void check_fits(std::int64_t need) const {
+    size_t free = 0, total = 0;
+    MM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    const std::int64_t margin = 256ll << 20;  // CUDA context, streams, library workspaces
+    if (need + margin > static_cast<std::int64_t>(free)) {
+      const std::int64_t gpus = (need + static_cast<std::int64_t>(free) - 1) / static_cast<std::int64_t>(free);
+      throw ConfigError("config error: grid.shape: this run needs " + gib(need) + " per GPU, " +
+                        gib(static_cast<std::int64_t>(free)) + " free: use >= " +
+                        std::to_string(std::max<std::int64_t>(2, gpus)) +
+                        " GPUs (execution.decomposition) or a smaller grid");
+    }
+  }
+
+  /// Dense host [i][j][k] -> padded device layout, one 2D copy per i-plane.
+  void upload_dense(DeviceBuffer<float>& dst, const float* src) {
+    const Index3 n = p_.grid.shape;
+    const auto v = view(dst);
+    for (int i = 0; i < n.i; ++i) {
+      MM_CUDA_CHECK(cudaMemcpy2D(v.ptr(i, 0, 0), static_cast<size_t>(v.sy) * 4,
+                                 src + static_cast<size_t>(i) * n.j * n.k, static_cast<size_t>(n.k) * 4,
+                                 static_cast<size_t>(n.k) * 4, static_cast<size_t>(n.j),
+                                 cudaMemcpyHostToDevice));
+    }
+  }
+
+  void apply_free_surfaces(const View3<float>& f, cudaStream_t s) {
+    const Index3 n = p_.grid.shape;
+    for (int face = 0; face < 6; ++face) {
+      if (!p_.free_surface[static_cast<size_t>(face)]) continue;
+      const int axis = face / 2;
+      const bool hi = face % 2;
+      const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+      free_surface<<<dim3(ceil_div(n[a2], 128), n[a1]), 128, 0, s>>>(f, n, axis, hi ? n[axis] - 1 : 0,
+                                                                     hi ? 1 : -1);
+      MM_CUDA_CHECK_LAUNCH("free_surface");
+    }
+  }
+
+  void drain() {
+    if (slot_ == 0 || receiver_count_ == 0) return;
+    const size_t base = host_traces_.size();
+    host_traces_.resize(base + static_cast<size_t>(slot_) * receiver_count_);
+    MM_CUDA_CHECK(cudaMemcpyAsync(host_traces_.data() + base, traces_.data(),
+                                  static_cast<size_t>(slot_) * receiver_count_ * 4,
+                                  cudaMemcpyDeviceToHost, inner_stream_.get()));
+    MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
+    slot_ = 0;
+  }
+
+  AcousticIsoProblem p_;
+  const KernelFamily& family_;
+  Tile tile_;
+  FieldLayout layout_;
+  std::vector<pml::Region> regions_;
+  struct SnapshotSlot {
+    PinnedBuffer<float> host;
+    DeviceBuffer<float> device;
+    Event gathered, copied;
+  };
+  Stream inner_stream_, pml_stream_, copy_stream_;
+  SnapshotSlot slots_[kSnapshotSlots];
+  Event pml_done_, step_done_;
+  DeviceBuffer<float> u_, u_prev_, v2dt2_, aux_;
+  DeviceBuffer<float> eta_[3];
+  DeviceBuffer<unsigned> scratch_;
+  DeviceBuffer<std::int64_t> rec_offset_;
+  DeviceBuffer<float> rec_weight_;
+  DeviceBuffer<int> rec_first_;
+  DeviceBuffer<float> traces_;
+  int receiver_count_ = 0;
+  int slot_ = 0;
+  std::vector<float> host_traces_;
+};
+
+}  // namespace
+
+std::int64_t cuda_memory_plan(const AcousticIsoProblem& problem, int receivers) {
+  const auto layout = FieldLayout::make(problem.grid.box(), physics::kRadius);
+  std::int64_t bytes = 4 * layout.elements() * 4;
+  for (const auto& e : problem.damping.eta) bytes += static_cast<std::int64_t>(e.size()) * 4;
+  bytes += static_cast<std::int64_t>(receivers) * (kTraceSlots * 4 + 8 * 12 + 4);
+  return bytes;
+}
+
+std::unique_ptr<Propagator> make_cuda_acoustic_iso(const AcousticIsoProblem& problem,
+                                                   const std::string& kernel) {
+  // "family" or "family:XxYxZ" (a tile shape; the family's default otherwise).
+  const std::string spec = kernel == "auto" ? "gmem" : kernel;
+  const auto colon = spec.find(':');
+  const KernelFamily& family = find_family(spec.substr(0, colon), PropagatorKind::acoustic_iso);
+  Tile tile = family.tunables.front();
+  if (colon != std::string::npos) {
+    if (std::sscanf(spec.c_str() + colon + 1, "%dx%dx%d", &tile.x, &tile.y, &tile.z) != 3 ||
+        tile.x < 1 || tile.y < 1 || tile.z < 1 || tile.x * tile.y * tile.z > 1024)
+      throw ConfigError("config error: execution.kernel: bad tile in '" + kernel +
+                        "' (expected family:XxYxZ with at most 1024 threads)");
+  }
+  return std::make_unique<CudaAcousticIso>(problem, family, tile);
+}
+
+}  // namespace minimod::kernels::cuda

@@ -1,0 +1,27 @@
+// Host-side entry points of the CUDA backend (compiled only when nvcc is found).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/propagator.hpp"
+
+namespace minimod::kernels::cuda {
+
+int device_count();
+std::vector<std::string> list_families();
+/// The acoustic-iso propagator on the current GPU with the named inner-region family ("auto":
+/// the default family until the autotuner exists). Refuses clearly if the plan does not fit.
+std::unique_ptr<Propagator> make_cuda_acoustic_iso(const AcousticIsoProblem& problem,
+                                                   const std::string& family);
+/// "R regs, S B smem/block" of a kernel spec ("family" or "family:XxYxZ").
+std::string kernel_resources(const std::string& kernel);
+/// Device-to-device copy bandwidth (bytes/s, read + write counted) of the current GPU.
+double measure_copy_bandwidth();
+/// "NVIDIA H100 80GB HBM3" etc.
+std::string device_name();
+
+/// Bytes the CUDA propagator allocates for this problem (the memory plan).
+std::int64_t cuda_memory_plan(const AcousticIsoProblem& problem, int receivers);
+
+}  // namespace minimod::kernels::cuda

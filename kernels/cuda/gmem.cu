@@ -1,0 +1,47 @@
+// gmem: one thread per point, every stencil read from global memory (through the read-only
+// cache); the correctness baseline for every faster family (Sai et al. 2020 §III-A, "gmem").
+// threadIdx.x runs along k (contiguous) so a warp reads whole rows.
+#include "kernels/cuda/registry.hpp"
+#include "physics/stencil.hpp"
+
+namespace minimod::kernels::cuda {
+namespace {
+
+__global__ void __launch_bounds__(512) gmem_iso(IsoStepArgs a) {
+  const int k = a.region.lo.k + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = a.region.lo.j + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int i = a.region.lo.i + static_cast<int>(blockIdx.z * blockDim.z + threadIdx.z);
+  if (k >= a.region.lo.k + a.region.n.k || j >= a.region.lo.j + a.region.n.j ||
+      i >= a.region.lo.i + a.region.n.i)
+    return;
+  const float* p = a.u.ptr(i, j, k);
+  const std::int64_t sx = a.u.sx, sy = a.u.sy;
+  const auto at = [p, sx, sy](int di, int dj, int dk) { return __ldg(p + di * sx + dj * sy + dk); };
+  float* out = a.u_next.ptr(i, j, k);
+  *out = physics::leapfrog(*out, __ldg(p), __ldg(a.v2dt2.ptr(i, j, k)),
+                           physics::laplacian8(at, a.laplacian));
+}
+
+void launch(const IsoStepArgs& a, const Tile& t, cudaStream_t s) {
+  const dim3 block(t.x, t.y, t.z);
+  const dim3 grid(ceil_div(a.region.n.k, t.x), ceil_div(a.region.n.j, t.y),
+                  ceil_div(a.region.n.i, t.z));
+  gmem_iso<<<grid, block, 0, s>>>(a);
+}
+
+cudaFuncAttributes attributes(const Tile&) {
+  cudaFuncAttributes a{};
+  cudaFuncGetAttributes(&a, gmem_iso);
+  return a;
+}
+
+const bool kRegistered = register_family({"gmem",
+                                          {PropagatorKind::acoustic_iso},
+                                          {{32, 4, 4}, {64, 4, 2}, {32, 8, 2}, {128, 2, 2}},
+                                          &launch,
+                                          "one thread per point, global memory",
+                                          &attributes,
+                                          nullptr});
+
+}  // namespace
+}  // namespace minimod::kernels::cuda

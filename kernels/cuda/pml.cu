@@ -1,0 +1,45 @@
+// PML regions on the GPU: one thread per point, eta rebuilt from the 1D profiles (3 tiny arrays
+// that stay in cache), so a PML point reads u (stencil), u_prev, v2dt2 and aux: 24 B + writes.
+#include "kernels/cuda/pml_kernel.hpp"
+#include "kernels/cuda/registry.hpp"
+#include "pml/pml_update.hpp"
+
+namespace minimod::kernels::cuda {
+namespace {
+
+constexpr int kBx = 32, kBy = 4, kBz = 2;
+
+__global__ void __launch_bounds__(kBx* kBy* kBz) pml_iso(PmlStepArgs a) {
+  const int k = a.region.lo.k + static_cast<int>(blockIdx.x * kBx + threadIdx.x);
+  const int j = a.region.lo.j + static_cast<int>(blockIdx.y * kBy + threadIdx.y);
+  const int i = a.region.lo.i + static_cast<int>(blockIdx.z * kBz + threadIdx.z);
+  if (k >= a.region.lo.k + a.region.n.k || j >= a.region.lo.j + a.region.n.j ||
+      i >= a.region.lo.i + a.region.n.i)
+    return;
+  const float* p = a.u.ptr(i, j, k);
+  const std::int64_t sx = a.u.sx, sy = a.u.sy;
+  const auto at = [p, sx, sy](int di, int dj, int dk) { return __ldg(p + di * sx + dj * sy + dk); };
+  const float* ex = a.eta_x + 1;
+  const float* ey = a.eta_y + 1;
+  const float* ez = a.eta_z + 1;
+  const float eta = ex[i] + ey[j] + ez[k];
+  const float lap = physics::laplacian8(at, a.laplacian);
+  float* aux = a.aux.ptr(i, j, k);
+  const float aux_old = *aux;
+  float* out = a.u_next.ptr(i, j, k);
+  *out = pml::pml_u_next(*out, at(0, 0, 0), __ldg(a.v2dt2.ptr(i, j, k)), lap, aux_old, eta);
+  const float grad = pml::pml_gradient_term(ex[i + 1], ex[i - 1], at(1, 0, 0), at(-1, 0, 0), a.inv_4h2[0]) +
+                     pml::pml_gradient_term(ey[j + 1], ey[j - 1], at(0, 1, 0), at(0, -1, 0), a.inv_4h2[1]) +
+                     pml::pml_gradient_term(ez[k + 1], ez[k - 1], at(0, 0, 1), at(0, 0, -1), a.inv_4h2[2]);
+  *aux = pml::pml_aux_next(aux_old, eta, grad);
+}
+
+}  // namespace
+
+void launch_pml(const PmlStepArgs& a, cudaStream_t s) {
+  const dim3 block(kBx, kBy, kBz);
+  const dim3 grid(ceil_div(a.region.n.k, kBx), ceil_div(a.region.n.j, kBy), ceil_div(a.region.n.i, kBz));
+  pml_iso<<<grid, block, 0, s>>>(a);
+}
+
+}  // namespace minimod::kernels::cuda

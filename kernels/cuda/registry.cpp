@@ -1,0 +1,119 @@
+#include "kernels/cuda/registry.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "kernels/cuda/cuda_backend.hpp"
+#include "kernels/cuda/resources.hpp"
+#include "physics/error.hpp"
+
+namespace minimod::kernels::cuda {
+namespace {
+std::vector<KernelFamily>& registry() {
+  static std::vector<KernelFamily> r;  // filled during static initialisation, read-only afterwards
+  return r;
+}
+}  // namespace
+
+bool register_family(KernelFamily family) {
+  for (const auto& f : registry())
+    if (f.name == family.name) throw Error("kernel family '" + family.name + "' registered twice");
+  registry().push_back(std::move(family));
+  std::sort(registry().begin(), registry().end(),
+            [](const KernelFamily& a, const KernelFamily& b) { return a.name < b.name; });
+  return true;
+}
+
+const std::vector<KernelFamily>& families() { return registry(); }
+
+const KernelFamily& find_family(const std::string& name, PropagatorKind p) {
+  std::string able;
+  for (const auto& f : registry()) {
+    const bool ok = std::find(f.propagators.begin(), f.propagators.end(), p) != f.propagators.end();
+    if (ok && f.name == name) return f;
+    if (ok) able += (able.empty() ? "" : ", ") + f.name;
+  }
+  throw ConfigError("config error: execution.kernel: no CUDA kernel family '" + name +
+                    "' for this propagator; available: auto, " + able);
+}
+
+std::vector<std::string> list_families() {
+  std::vector<std::string> out;
+  for (const auto& f : registry()) {
+    std::ostringstream s;
+    s << "cuda " << f.name << " acoustic_iso tiles:";
+    for (const auto& t : f.tunables) s << " " << t.x << "x" << t.y << "x" << t.z;
+    s << "  (" << f.description << ")";
+    out.push_back(s.str());
+  }
+  return out;
+}
+
+std::string kernel_resources(const std::string& kernel) {
+  const auto colon = kernel.find(':');
+  const auto& f = find_family(kernel.substr(0, colon), PropagatorKind::acoustic_iso);
+  Tile t = f.tunables.front();
+  if (colon != std::string::npos) std::sscanf(kernel.c_str() + colon + 1, "%dx%dx%d", &t.x, &t.y, &t.z);
+  if (!f.attributes) return "?";
+  const cudaFuncAttributes a = f.attributes(t);
+  const int dyn = f.dynamic_smem ? f.dynamic_smem(t) : 0;
+  return std::to_string(a.numRegs) + " regs, " + std::to_string(a.sharedSizeBytes + dyn) + " B smem";
+}
+
+double measure_copy_bandwidth() {
+  const std::int64_t bytes = 1ll << 30;
+  DeviceBuffer<char> a(bytes, "bandwidth test"), b(bytes, "bandwidth test");
+  MM_CUDA_CHECK(cudaMemset(a.data(), 1, bytes));
+  Event start(true), stop(true);
+  for (int warm = 0; warm < 2; ++warm)
+    MM_CUDA_CHECK(cudaMemcpy(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice));
+  const int reps = 10;
+  MM_CUDA_CHECK(cudaEventRecord(start.get(), 0));
+  for (int r = 0; r < reps; ++r)
+    MM_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice, 0));
+  MM_CUDA_CHECK(cudaEventRecord(stop.get(), 0));
+  MM_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+  float ms = 0;
+  MM_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+  return 2.0 * bytes * reps / (ms * 1e-3);
+}
+
+std::string device_name() {
+  int dev = 0;
+  MM_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp prop{};
+  MM_CUDA_CHECK(cudaGetDeviceProperties(&prop, dev));
+  return prop.name;
+}
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return n;
+}
+
+std::string gib(std::int64_t bytes) {
+  std::ostringstream s;
+  s.precision(3);
+  s << bytes / double(1ll << 30) << " GiB";
+  return s.str();
+}
+
+void check_launch(const char* what, const char* file, int line) {
+  cudaError_t err = cudaGetLastError();
+  if (err == cudaSuccess) {
+    static const bool sync = [] {
+      const char* v = std::getenv("MINIMOD_SYNC_CHECK");
+      return v && std::string(v) == "1";
+    }();
+    if (sync) err = cudaDeviceSynchronize();
+  }
+  if (err != cudaSuccess)
+    throw_cuda_error(err, what, file, line);
+}
+
+}  // namespace minimod::kernels::cuda

@@ -1,0 +1,51 @@
+// The registry of inner-region kernel families (STYLE.md "Kernel families are plug-ins"). Each
+// family is one file kernels/cuda/<name>.cu that ends with a call to register_family.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <string>
+#include <vector>
+
+#include "physics/stencil.hpp"
+#include "physics/view3.hpp"
+
+namespace minimod::kernels::cuda {
+
+enum class PropagatorKind { acoustic_iso, acoustic_tti };
+
+/// Thread-block (or tile) shape: x runs along k (contiguous), y along j, z along i.
+struct Tile {
+  int x = 32, y = 4, z = 4;
+};
+
+/// Everything an acoustic-iso inner-region kernel needs, passed by value. All views share one
+/// layout; u_next aliases u_prev (updated in place).
+struct IsoStepArgs {
+  physics::Box3 region;
+  physics::View3<const float> u;
+  physics::View3<float> u_next;  // holds u_prev on entry
+  physics::View3<const float> v2dt2;
+  physics::LaplacianCoeffs laplacian;
+};
+
+struct KernelFamily {
+  std::string name;                      // the config value (execution.kernel)
+  std::vector<PropagatorKind> propagators;   // what it implements
+  std::vector<Tile> tunables;            // shapes `kernel: auto` may time; the first is the default
+  void (*launch)(const IsoStepArgs&, const Tile&, cudaStream_t) = nullptr;
+  std::string description;
+  /// Registers and static shared memory of the kernel a tile launches (for the benchmark table).
+  cudaFuncAttributes (*attributes)(const Tile&) = nullptr;
+  /// Dynamic shared memory (bytes) a tile launches with.
+  int (*dynamic_smem)(const Tile&) = nullptr;
+};
+
+/// Adds a family; throws on a duplicate name. Returns true (for `const bool kRegistered = ...`).
+bool register_family(KernelFamily family);
+const std::vector<KernelFamily>& families();
+/// The family of that name that implements the propagator; ConfigError listing those that do.
+const KernelFamily& find_family(const std::string& name, PropagatorKind propagator);
+
+inline unsigned ceil_div(int a, int b) { return static_cast<unsigned>((a + b - 1) / b); }
+
+}  // namespace minimod::kernels::cuda
