@@ -98,9 +98,11 @@ std::vector<Point3> receiver_points(const io::Config& c) {
 
 }  // namespace
 
-std::int64_t estimate_field_bytes(const Index3& shape) {
+std::int64_t estimate_field_bytes(const Index3& shape, pml::PmlKind kind) {
   const auto layout = physics::FieldLayout::make({{0, 0, 0}, shape}, physics::kRadius);
-  return 4 * layout.elements() * static_cast<std::int64_t>(sizeof(float));  // u, u_prev, v2dt2, aux
+  // u, u_prev, v2dt2, plus Minimod's aux, or the CPML's psi and zeta per axis.
+  const int fields = kind == pml::PmlKind::minimod ? 4 : 9;
+  return fields * layout.elements() * static_cast<std::int64_t>(sizeof(float));
 }
 
 RunPlan make_plan(const io::Config& c) {
@@ -175,13 +177,24 @@ RunPlan make_plan(const io::Config& c) {
   plan.steps = c.time.steps ? *c.time.steps : static_cast<int>(std::ceil(c.time.duration / plan.dt - 1e-9));
   if (plan.steps < 1) fail(c, "time.duration", "gives no time step");
 
-  // --- PML profiles
-  pml::ProfileParams pp;
-  pp.dt = plan.dt;
-  pp.velocity = minimod ? kMinimodVmax : c.boundary.pml_velocity.value_or(plan.vp_max);
-  pp.reflection = minimod ? 1e-3 : c.boundary.pml_reflection;
-  pp.index_shift = minimod ? 1 : 0;
-  plan.problem.damping = pml::make_damping_profiles(grid.shape, h, pml, pp);
+  // --- PML profiles: Minimod's damped equation in the compatibility mode, the CPML otherwise
+  if (minimod) {
+    pml::ProfileParams pp;
+    pp.dt = plan.dt;
+    pp.velocity = kMinimodVmax;
+    pp.reflection = 1e-3;
+    pp.index_shift = 1;
+    plan.problem.pml_kind = pml::PmlKind::minimod;
+    plan.problem.damping = pml::make_damping_profiles(grid.shape, h, pml, pp);
+  } else {
+    pml::CpmlParams cp;
+    cp.dt = plan.dt;
+    cp.velocity = c.boundary.pml_velocity.value_or(plan.vp_max);
+    cp.reflection = c.boundary.pml_reflection;
+    cp.frequency = c.source.frequency;
+    plan.problem.pml_kind = pml::PmlKind::cpml;
+    plan.problem.cpml = pml::make_cpml_profiles(grid.shape, h, pml, cp);
+  }
 
   // --- model on the simulation grid, as (v dt)^2
   std::vector<float> vp_grid = physics::pad_with_edges(vp, plan.model_shape, plan.pad_lo, plan.pad_hi);
@@ -271,7 +284,7 @@ RunPlan make_plan(const io::Config& c) {
   for (int a = 0; a < 3; ++a)
     plan.snapshot_shape[a] = (box.n[a] + plan.snapshot_stride[a] - 1) / plan.snapshot_stride[a];
 
-  plan.memory_bytes = estimate_field_bytes(grid.shape) +
+  plan.memory_bytes = estimate_field_bytes(grid.shape, plan.problem.pml_kind) +
                       static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
   return plan;
 }
@@ -288,7 +301,8 @@ std::string describe(const RunPlan& p) {
     << fmt(g.points() / 1e6) << " M points (PML " << p.problem.pml.lo[0] << "/" << p.problem.pml.hi[0]
     << ", " << p.problem.pml.lo[1] << "/" << p.problem.pml.hi[1] << ", " << p.problem.pml.lo[2] << "/"
     << p.problem.pml.hi[2] << " points x-/x+, y-/y+, z-/z+"
-    << (p.config.mode == "minimod" ? ", inside the grid" : ", padded around the model") << ")\n";
+    << (p.config.mode == "minimod" ? ", Minimod's, inside the grid" : ", CPML, padded around the model")
+    << ")\n";
   static const char* kFaces[] = {"x-", "x+", "y-", "y+", "z- (top)", "z+"};
   for (int f = 0; f < 6; ++f)
     if (p.problem.free_surface[static_cast<size_t>(f)]) s << "free surface " << kFaces[f] << "\n";
@@ -304,7 +318,7 @@ std::string describe(const RunPlan& p) {
     s << "snapshots    " << p.snapshot_count() << " of " << p.snapshot_shape.i << " x "
       << p.snapshot_shape.j << " x " << p.snapshot_shape.k << " every " << p.snapshot_every << " steps\n";
   s << "memory       " << fmt(p.memory_bytes / double(1 << 30)) << " GiB (fields "
-    << fmt(estimate_field_bytes(g.shape) / double(1 << 30)) << " GiB)\n";
+    << fmt(estimate_field_bytes(g.shape, p.problem.pml_kind) / double(1 << 30)) << " GiB)\n";
   s << "output       " << p.config.output.file << "\n";
   return s.str();
 }

@@ -47,6 +47,6 @@ RunPlan make_plan(const io::Config& config);
 std::string describe(const RunPlan& plan);
 
 /// Bytes of field memory a propagator of this plan allocates (same layout as the backends).
-std::int64_t estimate_field_bytes(const physics::Index3& shape);
+std::int64_t estimate_field_bytes(const physics::Index3& shape, pml::PmlKind kind);
 
 }  // namespace minimod::app

@@ -64,7 +64,7 @@ struct ReceiverGroupConfig {
 
 struct BoundaryConfig {
   int pml_width = 20;                  // points per PML face
-  double pml_reflection = 1e-3;        // R of the quadratic profile
+  double pml_reflection = 1e-5;        // R of the CPML profile (d = d0 r^4)
   std::optional<double> pml_velocity;  // m/s the profile is tuned for (default: model's max vp)
   /// Faces that are free surfaces instead of PML, by name: x-, x+, y-, y+, z- (= "top"), z+.
   std::array<bool, 6> free_surface{};

@@ -10,6 +10,7 @@
 #include "physics/box3.hpp"
 #include "physics/grid.hpp"
 #include "physics/stencil.hpp"
+#include "pml/cpml.hpp"
 #include "pml/profile.hpp"
 #include "pml/regions.hpp"
 
@@ -29,11 +30,14 @@ enum Face { kXLo = 0, kXHi, kYLo, kYHi, kZLo, kZHi };
 struct AcousticIsoProblem {
   physics::Grid grid;
   pml::PmlWidths pml;
-  pml::DampingProfiles damping;
+  pml::PmlKind pml_kind = pml::PmlKind::cpml;
+  pml::DampingProfiles damping;          // PmlKind::minimod: eta profiles
+  pml::CpmlProfiles cpml;                // PmlKind::cpml: a, b profiles
   std::vector<float> v2dt2;              // (v dt)^2 per grid point, C order [i][j][k]
   std::array<bool, 6> free_surface{};    // per face: pressure-release surface instead of PML
   physics::LaplacianCoeffs laplacian;    // 1/m^2
   std::array<float, 3> inv_4h2{};        // 1/(4 h^2) per axis, for the PML auxiliary update
+  pml::AxisDerivatives derivatives{};    // per-axis weights, for the CPML
 };
 
 /// Fill the derived numbers (laplacian, inv_4h2) from the grid spacing.

@@ -81,6 +81,62 @@ __attribute__((noinline)) void pml_row(const float* __restrict up, float* __rest
   }
 }
 
+struct CpmlRowArgs {
+  pml::AxisDerivatives w;
+  const float* a[3];  // a_d, b_d profiles (index i / j / k)
+  const float* b[3];
+  std::int64_t sx, sy;
+};
+
+/// psi_d <- a_d psi_d + b_d du/dx_d on one k-row [k0, k1) (first CPML pass, from u^n).
+__attribute__((noinline)) void cpml_psi_row(const float* __restrict up, float* const psi[3], int i,
+                                            int j, int k0, int k1, const CpmlRowArgs& c) {
+  const std::int64_t sx = c.sx, sy = c.sy;
+  const float ax = c.a[0][i], bx = c.b[0][i], ay = c.a[1][j], by = c.b[1][j];
+  const float* az = c.a[2];
+  const float* bz = c.b[2];
+  float* __restrict px = psi[0];
+  float* __restrict py = psi[1];
+  float* __restrict pz = psi[2];
+  const pml::AxisDerivatives w = c.w;
+#pragma omp simd
+  for (int k = k0; k < k1; ++k) {
+    const auto at = [up, k, sx, sy](int di, int dj, int dk) { return up[k + di * sx + dj * sy + dk]; };
+    px[k] = pml::cpml_psi_next<0>(px[k], ax, bx, at, w);
+    py[k] = pml::cpml_psi_next<1>(py[k], ay, by, at, w);
+    pz[k] = pml::cpml_psi_next<2>(pz[k], az[k], bz[k], at, w);
+  }
+}
+
+/// u_next on one k-row [k0, k1) of the CPML (second pass), zeta_d updated in place.
+__attribute__((noinline)) void cpml_row(const float* __restrict up, float* __restrict unp,
+                                        const float* __restrict mp, float* const psi[3],
+                                        float* const zeta[3], int i, int j, int k0, int k1,
+                                        const CpmlRowArgs& c) {
+  const std::int64_t sx = c.sx, sy = c.sy;
+  const float ax = c.a[0][i], bx = c.b[0][i], ay = c.a[1][j], by = c.b[1][j];
+  const float* az = c.a[2];
+  const float* bz = c.b[2];
+  const float* px = psi[0];
+  const float* py = psi[1];
+  const float* pz = psi[2];
+  float* __restrict zx = zeta[0];
+  float* __restrict zy = zeta[1];
+  float* __restrict zz = zeta[2];
+  const pml::AxisDerivatives w = c.w;
+#pragma omp simd
+  for (int k = k0; k < k1; ++k) {
+    auto accessor = [k, sx, sy](const float* f) {
+      return [f, k, sx, sy](int di, int dj, int dk) { return f[k + di * sx + dj * sy + dk]; };
+    };
+    const auto at = accessor(up);
+    const float lap = pml::cpml_axis_term<0>(at, accessor(px), ax, bx, zx[k], w) +
+                      pml::cpml_axis_term<1>(at, accessor(py), ay, by, zy[k], w) +
+                      pml::cpml_axis_term<2>(at, accessor(pz), az[k], bz[k], zz[k], w);
+    unp[k] = physics::leapfrog(unp[k], up[k], mp[k], lap);
+  }
+}
+
 class CpuAcousticIso final : public Propagator {
  public:
   explicit CpuAcousticIso(const AcousticIsoProblem& problem)
@@ -89,8 +145,12 @@ class CpuAcousticIso final : public Propagator {
         u_(layout_.elements()),
         u_prev_(layout_.elements()),
         v2dt2_(layout_.elements()),
-        aux_(layout_.elements()),
+        aux_(problem.pml_kind == pml::PmlKind::minimod ? layout_.elements() : 0),
         regions_(pml::make_regions(problem.grid.shape, problem.pml)) {
+    if (p_.pml_kind == pml::PmlKind::cpml) {
+      for (auto* f : {&psi_[0], &psi_[1], &psi_[2], &zeta_[0], &zeta_[1], &zeta_[2]})
+        *f = AlignedBuffer(layout_.elements());
+    }
     const auto m = view(v2dt2_);
     const Index3 n = p_.grid.shape;
     for (int i = 0; i < n.i; ++i)
@@ -102,7 +162,9 @@ class CpuAcousticIso final : public Propagator {
   std::string backend() const override { return "cpu"; }
   std::string kernel() const override { return "reference"; }
   std::int64_t allocated_bytes() const override {
-    return 4 * layout_.elements() * static_cast<std::int64_t>(sizeof(float));
+    std::int64_t n = u_.size() + u_prev_.size() + v2dt2_.size() + aux_.size();
+    for (int a = 0; a < 3; ++a) n += psi_[a].size() + zeta_[a].size();
+    return n * static_cast<std::int64_t>(sizeof(float));
   }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
@@ -169,6 +231,12 @@ class CpuAcousticIso final : public Propagator {
     if (name == "u") return u_;
     if (name == "u_prev") return u_prev_;
     if (name == "pml_aux") return aux_;
+    if (name == "psi_x") return psi_[0];
+    if (name == "psi_y") return psi_[1];
+    if (name == "psi_z") return psi_[2];
+    if (name == "zeta_x") return zeta_[0];
+    if (name == "zeta_y") return zeta_[1];
+    if (name == "zeta_z") return zeta_[2];
     if (name == "v2dt2") return v2dt2_;
     throw std::invalid_argument("no field named '" + name + "' in the acoustic_iso propagator");
   }
@@ -176,13 +244,44 @@ class CpuAcousticIso final : public Propagator {
   /// One sweep over all rows (i, j), cache-blocked along j: each row is split by the regions into
   /// PML parts and the inner part, so u is streamed from memory once per step whatever the PML.
   void update_all() {
-    const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_), ax = view(aux_);
+    const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
     const Box3 inner = regions_.front().is_pml ? Box3{} : regions_.front().box;
     const Index3 n = p_.grid.shape;
     const std::int64_t sx = u.sx, sy = u.sy;
     const int tiles = (n.j + kTileJ - 1) / kTileJ;
+    const bool cpml = p_.pml_kind == pml::PmlKind::cpml;
+    const auto ax = cpml ? View3<float>{} : view(aux_);
     const PmlRowArgs pa{p_.laplacian, p_.inv_4h2, p_.damping.eta[0].data() + 1,
                         p_.damping.eta[1].data() + 1, p_.damping.eta[2].data() + 1, sx, sy};
+    CpmlRowArgs ca{p_.derivatives, {}, {}, sx, sy};
+    View3<float> psi[3], zeta[3];
+    if (cpml) {
+      for (int a = 0; a < 3; ++a) {
+        ca.a[a] = p_.cpml.a[a].data();
+        ca.b[a] = p_.cpml.b[a].data();
+        psi[a] = view(psi_[a]);
+        zeta[a] = view(zeta_[a]);
+      }
+    }
+    // Each row's PML parts, in order: the whole row, or [0, inner.lo.k) and [inner.hi.k, n.k).
+    auto for_pml_parts = [&](int i, int j, auto&& f) {
+      const bool inner_row = !inner.empty() && i >= inner.lo.i && i < inner.hi().i &&
+                             j >= inner.lo.j && j < inner.hi().j;
+      if (!inner_row) return f(0, n.k);
+      f(0, inner.lo.k);
+      f(inner.hi().k, n.k);
+    };
+    if (cpml) {  // first pass: psi from u^n, on the PML rows only
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int i = 0; i < n.i; ++i) {
+        for (int j = 0; j < n.j; ++j) {
+          float* const p[3] = {psi[0].ptr(i, j, 0), psi[1].ptr(i, j, 0), psi[2].ptr(i, j, 0)};
+          for_pml_parts(i, j, [&](int k0, int k1) {
+            if (k1 > k0) cpml_psi_row(u.ptr(i, j, 0), p, i, j, k0, k1, ca);
+          });
+        }
+      }
+    }
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < tiles; ++t) {
       const int j0 = t * kTileJ, j1 = std::min(j0 + kTileJ, n.j);
@@ -191,16 +290,19 @@ class CpuAcousticIso final : public Propagator {
           const float* up = u.ptr(i, j, 0);
           float* unp = un.ptr(i, j, 0);
           const float* mp = m.ptr(i, j, 0);
-          float* ap = ax.ptr(i, j, 0);
-          const bool inner_row = !inner.empty() && i >= inner.lo.i && i < inner.hi().i &&
-                                 j >= inner.lo.j && j < inner.hi().j;
-          if (!inner_row) {
-            pml_row(up, unp, mp, ap, i, j, 0, n.k, pa);
-            continue;
-          }
-          pml_row(up, unp, mp, ap, i, j, 0, inner.lo.k, pa);
-          inner_row_update(up, unp, mp, inner.lo.k, inner.hi().k, sx, sy, p_.laplacian);
-          pml_row(up, unp, mp, ap, i, j, inner.hi().k, n.k, pa);
+          for_pml_parts(i, j, [&](int k0, int k1) {
+            if (k1 <= k0) return;
+            if (cpml) {
+              float* const p[3] = {psi[0].ptr(i, j, 0), psi[1].ptr(i, j, 0), psi[2].ptr(i, j, 0)};
+              float* const z[3] = {zeta[0].ptr(i, j, 0), zeta[1].ptr(i, j, 0), zeta[2].ptr(i, j, 0)};
+              cpml_row(up, unp, mp, p, z, i, j, k0, k1, ca);
+            } else {
+              pml_row(up, unp, mp, ax.ptr(i, j, 0), i, j, k0, k1, pa);
+            }
+          });
+          if (!inner.empty() && i >= inner.lo.i && i < inner.hi().i && j >= inner.lo.j &&
+              j < inner.hi().j)
+            inner_row_update(up, unp, mp, inner.lo.k, inner.hi().k, sx, sy, p_.laplacian);
         }
       }
     }
@@ -244,7 +346,8 @@ class CpuAcousticIso final : public Propagator {
 
   AcousticIsoProblem p_;
   FieldLayout layout_;
-  AlignedBuffer u_, u_prev_, v2dt2_, aux_;
+  AlignedBuffer u_, u_prev_, v2dt2_, aux_;  // aux_: Minimod PML only
+  AlignedBuffer psi_[3], zeta_[3];          // CPML only
   std::vector<pml::Region> regions_;
   std::vector<NodeWeight> receivers_;
   int receiver_count_ = 0;

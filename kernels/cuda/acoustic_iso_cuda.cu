@@ -99,14 +99,28 @@ class CudaAcousticIso final : public Propagator {
     u_ = DeviceBuffer<float>(n, "u");
     u_prev_ = DeviceBuffer<float>(n, "u_prev");
     v2dt2_ = DeviceBuffer<float>(n, "v2dt2");
-    aux_ = DeviceBuffer<float>(n, "pml_aux");
-    for (auto* b : {&u_, &u_prev_, &v2dt2_, &aux_})
-      MM_CUDA_CHECK(cudaMemset(b->data(), 0, static_cast<size_t>(b->bytes())));
-    for (int a = 0; a < 3; ++a) {
-      const auto& e = p_.damping.eta[a];
-      eta_[a] = DeviceBuffer<float>(static_cast<std::int64_t>(e.size()), "eta profile");
-      MM_CUDA_CHECK(cudaMemcpy(eta_[a].data(), e.data(), e.size() * sizeof(float), cudaMemcpyHostToDevice));
+    auto upload = [](const std::vector<float>& h, const char* name) {
+      DeviceBuffer<float> d(static_cast<std::int64_t>(h.size()), name);
+      if (!h.empty())
+        MM_CUDA_CHECK(cudaMemcpy(d.data(), h.data(), h.size() * sizeof(float), cudaMemcpyHostToDevice));
+      return d;
+    };
+    static const char* kPsi[] = {"psi_x", "psi_y", "psi_z"};
+    static const char* kZeta[] = {"zeta_x", "zeta_y", "zeta_z"};
+    if (cpml()) {
+      for (int a = 0; a < 3; ++a) {
+        psi_[a] = DeviceBuffer<float>(n, kPsi[a]);
+        zeta_[a] = DeviceBuffer<float>(n, kZeta[a]);
+        cpml_a_[a] = upload(p_.cpml.a[a], "cpml a profile");
+        cpml_b_[a] = upload(p_.cpml.b[a], "cpml b profile");
+      }
+    } else {
+      aux_ = DeviceBuffer<float>(n, "pml_aux");
+      for (int a = 0; a < 3; ++a) eta_[a] = upload(p_.damping.eta[a], "eta profile");
     }
+    for (auto* b : {&u_, &u_prev_, &v2dt2_, &aux_, &psi_[0], &psi_[1], &psi_[2], &zeta_[0],
+                    &zeta_[1], &zeta_[2]})
+      if (b->data()) MM_CUDA_CHECK(cudaMemset(b->data(), 0, static_cast<size_t>(b->bytes())));
     upload_dense(v2dt2_, p_.v2dt2.data());
     p_.v2dt2.clear();
     p_.v2dt2.shrink_to_fit();
@@ -120,7 +134,8 @@ class CudaAcousticIso final : public Propagator {
   }
   std::int64_t allocated_bytes() const override {
     std::int64_t b = u_.bytes() + u_prev_.bytes() + v2dt2_.bytes() + aux_.bytes();
-    for (const auto& e : eta_) b += e.bytes();
+    for (int a = 0; a < 3; ++a)
+      b += eta_[a].bytes() + psi_[a].bytes() + zeta_[a].bytes() + cpml_a_[a].bytes() + cpml_b_[a].bytes();
     return b + rec_offset_.bytes() + rec_weight_.bytes() + rec_first_.bytes() + traces_.bytes();
   }
 
@@ -153,15 +168,44 @@ class CudaAcousticIso final : public Propagator {
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
     const cudaStream_t s0 = inner_stream_.get(), s1 = pml_stream_.get();
     MM_CUDA_CHECK(cudaStreamWaitEvent(s1, step_done_.get(), 0));
-    const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_), ax = view(aux_);
+    const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
+    PmlStepArgs pa{};
+    pa.u = u;
+    pa.u_next = un;
+    pa.v2dt2 = m;
+    pa.laplacian = p_.laplacian;
+    pa.derivatives = p_.derivatives;
+    if (cpml()) {
+      for (int a = 0; a < 3; ++a) {
+        pa.psi[a] = view(psi_[a]);
+        pa.zeta[a] = view(zeta_[a]);
+        pa.a[a] = cpml_a_[a].data();
+        pa.b[a] = cpml_b_[a].data();
+      }
+      for (const auto& r : regions_) {  // psi^n everywhere first: the update reads its stencil
+        if (!r.is_pml) continue;
+        pa.region = r.box;
+        launch_cpml_psi(pa, s1);
+        MM_CUDA_CHECK_LAUNCH("cpml_psi");
+      }
+    } else {
+      pa.aux = view(aux_);
+      pa.eta_x = eta_[0].data();
+      pa.eta_y = eta_[1].data();
+      pa.eta_z = eta_[2].data();
+      for (int a = 0; a < 3; ++a) pa.inv_4h2[a] = p_.inv_4h2[a];
+    }
     for (const auto& r : regions_) {
       if (!r.is_pml) {
         family_.launch(IsoStepArgs{r.box, u, un, m, p_.laplacian}, tile_, s0);
         MM_CUDA_CHECK_LAUNCH(family_.name.c_str());
       } else {
-        PmlStepArgs a{r.box, u, un, m, ax, p_.laplacian, eta_[0].data(), eta_[1].data(),
-                      eta_[2].data(), {p_.inv_4h2[0], p_.inv_4h2[1], p_.inv_4h2[2]}};
-        launch_pml(a, s1);
+        pa.region = r.box;
+        if (cpml()) {
+          launch_cpml(pa, s1);
+        } else {
+          launch_pml(pa, s1);
+        }
         MM_CUDA_CHECK_LAUNCH("pml");
       }
     }
@@ -300,8 +344,15 @@ class CudaAcousticIso final : public Propagator {
     if (name == "u_prev") return u_prev_;
     if (name == "pml_aux") return aux_;
     if (name == "v2dt2") return v2dt2_;
+    static const char* kNames[] = {"psi_x", "psi_y", "psi_z", "zeta_x", "zeta_y", "zeta_z"};
+    for (int a = 0; a < 3; ++a) {
+      if (name == kNames[a]) return psi_[a];
+      if (name == kNames[a + 3]) return zeta_[a];
+    }
     throw std::invalid_argument("no field named '" + name + "' in the acoustic_iso propagator");
   }
+
+  bool cpml() const { return p_.pml_kind == pml::PmlKind::cpml; }
 
   void check_fits(std::int64_t need) const {
     size_t free = 0, total = 0;
@@ -366,7 +417,8 @@ class CudaAcousticIso final : public Propagator {
   SnapshotSlot slots_[kSnapshotSlots];
   Event pml_done_, step_done_;
   DeviceBuffer<float> u_, u_prev_, v2dt2_, aux_;
-  DeviceBuffer<float> eta_[3];
+  DeviceBuffer<float> eta_[3];                        // Minimod PML
+  DeviceBuffer<float> psi_[3], zeta_[3], cpml_a_[3], cpml_b_[3];  // CPML
   DeviceBuffer<unsigned> scratch_;
   DeviceBuffer<std::int64_t> rec_offset_;
   DeviceBuffer<float> rec_weight_;
@@ -381,8 +433,11 @@ class CudaAcousticIso final : public Propagator {
 
 std::int64_t cuda_memory_plan(const AcousticIsoProblem& problem, int receivers) {
   const auto layout = FieldLayout::make(problem.grid.box(), physics::kRadius);
-  std::int64_t bytes = 4 * layout.elements() * 4;
-  for (const auto& e : problem.damping.eta) bytes += static_cast<std::int64_t>(e.size()) * 4;
+  const int fields = problem.pml_kind == pml::PmlKind::minimod ? 4 : 9;
+  std::int64_t bytes = fields * layout.elements() * 4;
+  for (int a = 0; a < 3; ++a)
+    bytes += static_cast<std::int64_t>(problem.damping.eta[a].size() + problem.cpml.a[a].size() +
+                                       problem.cpml.b[a].size()) * 4;
   bytes += static_cast<std::int64_t>(receivers) * (kTraceSlots * 4 + 8 * 12 + 4);
   return bytes;
 }
@@ -396,9 +451,9 @@ std::unique_ptr<Propagator> make_cuda_acoustic_iso(const AcousticIsoProblem& pro
   Tile tile = family.tunables.front();
   if (colon != std::string::npos) {
     if (std::sscanf(spec.c_str() + colon + 1, "%dx%dx%d", &tile.x, &tile.y, &tile.z) != 3 ||
-        tile.x < 1 || tile.y < 1 || tile.z < 1 || tile.x * tile.y * tile.z > 1024)
+        tile.x < 1 || tile.y < 1 || tile.z < 1)
       throw ConfigError("config error: execution.kernel: bad tile in '" + kernel +
-                        "' (expected family:XxYxZ with at most 1024 threads)");
+                        "' (expected family:XxYxZ)");  // each family's launch checks its shapes
   }
   return std::make_unique<CudaAcousticIso>(problem, family, tile);
 }

@@ -1,9 +1,11 @@
-// The CUDA PML region kernel (Minimod's formulation, pml/pml_update.hpp).
+// The CUDA PML region kernels: Minimod's damped equation (pml/pml_update.hpp) and the CPML
+// (pml/cpml.hpp), one thread per point.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include "physics/stencil.hpp"
 #include "physics/view3.hpp"
+#include "pml/cpml.hpp"
 
 namespace minimod::kernels::cuda {
 
@@ -12,14 +14,25 @@ struct PmlStepArgs {
   physics::View3<const float> u;
   physics::View3<float> u_next;  // holds u_prev on entry
   physics::View3<const float> v2dt2;
+  // PmlKind::minimod
   physics::View3<float> aux;     // PML auxiliary field, updated in place
   physics::LaplacianCoeffs laplacian;
   const float* eta_x;  // eta_x[i + 1], i = -1 .. nx (1D profiles: eta = eta_x + eta_y + eta_z)
   const float* eta_y;
   const float* eta_z;
   float inv_4h2[3];
+  // PmlKind::cpml
+  physics::View3<float> psi[3];
+  physics::View3<float> zeta[3];
+  const float* a[3];  // a_d[i], b_d[i] profiles
+  const float* b[3];
+  pml::AxisDerivatives derivatives;
 };
 
 void launch_pml(const PmlStepArgs& args, cudaStream_t stream);
+/// CPML first pass: psi_d from u^n on the region; run on every PML region before launch_cpml.
+void launch_cpml_psi(const PmlStepArgs& args, cudaStream_t stream);
+/// CPML second pass: u_next and zeta_d.
+void launch_cpml(const PmlStepArgs& args, cudaStream_t stream);
 
 }  // namespace minimod::kernels::cuda

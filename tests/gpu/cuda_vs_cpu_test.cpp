@@ -48,7 +48,8 @@ class CudaFamily : public ::testing::TestWithParam<Case> {
 };
 
 /// A random valid problem: velocities 1500..4500 m/s, unequal PML widths, a free surface on top.
-kernels::AcousticIsoProblem random_problem(unsigned seed, Index3 n, bool free_top) {
+kernels::AcousticIsoProblem random_problem(unsigned seed, Index3 n, bool free_top,
+                                           pml::PmlKind kind = pml::PmlKind::cpml) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> v(1500, 4500);
   kernels::AcousticIsoProblem p;
@@ -58,10 +59,19 @@ kernels::AcousticIsoProblem random_problem(unsigned seed, Index3 n, bool free_to
   p.pml.hi = {7, 3, 8};
   p.free_surface[kernels::kZLo] = free_top;
   const double dt = 0.5 * physics::critical_dt(4500, p.grid.spacing);
-  pml::ProfileParams pp;
-  pp.dt = dt;
-  pp.velocity = 4500;
-  p.damping = pml::make_damping_profiles(n, p.grid.spacing, p.pml, pp);
+  p.pml_kind = kind;
+  if (kind == pml::PmlKind::minimod) {
+    pml::ProfileParams pp;
+    pp.dt = dt;
+    pp.velocity = 4500;
+    p.damping = pml::make_damping_profiles(n, p.grid.spacing, p.pml, pp);
+  } else {
+    pml::CpmlParams cp;
+    cp.dt = dt;
+    cp.velocity = 4500;
+    cp.frequency = 20;
+    p.cpml = pml::make_cpml_profiles(n, p.grid.spacing, p.pml, cp);
+  }
   p.v2dt2.resize(static_cast<size_t>(p.grid.points()));
   for (auto& x : p.v2dt2) {
     const float vdt = static_cast<float>(v(rng) * dt);
@@ -110,11 +120,14 @@ std::vector<float> read_all(kernels::Propagator& p, const std::string& name, Box
 }
 
 TEST_P(CudaFamily, OneStepEqualsCpuReferenceAtEveryPoint) {
-  for (bool free_top : {false, true}) {
-    const unsigned seed = 1234u + free_top;
-    SCOPED_TRACE("seed " + std::to_string(seed) + (free_top ? ", free surface" : ""));
+  for (int variant = 0; variant < 3; ++variant) {
+    const bool free_top = variant == 1;
+    const auto kind = variant == 2 ? pml::PmlKind::minimod : pml::PmlKind::cpml;
+    const unsigned seed = 1234u + variant;
+    SCOPED_TRACE("seed " + std::to_string(seed) + (free_top ? ", free surface" : "") +
+                 (variant == 2 ? ", Minimod PML" : ", CPML"));
     const Index3 n{37, 29, 53};
-    const auto problem = random_problem(seed, n, free_top);
+    const auto problem = random_problem(seed, n, free_top, kind);
     const auto u_prev = random_field(seed + 1, problem.grid.points());
     const auto u = random_field(seed + 2, problem.grid.points());
     auto cpu = kernels::make_acoustic_iso(problem, "cpu", "reference");
@@ -122,12 +135,17 @@ TEST_P(CudaFamily, OneStepEqualsCpuReferenceAtEveryPoint) {
     cpu->write_state(u_prev.data(), u.data());
     gpu->write_state(u_prev.data(), u.data());
     const std::vector<kernels::NodeWeight> source = {{{18, 14, 26}, 0.7f, 0}, {{19, 14, 26}, 0.3f, 0}};
-    for (int s = 0; s < 3; ++s) {  // 3 steps: aux (PML memory) takes part from the second on
+    for (int s = 0; s < 3; ++s) {  // 3 steps: the PML memory fields take part from the second on
       cpu->step(source, 0.5f);
       gpu->step(source, 0.5f);
     }
     // fp32; nvcc contracts multiply-adds into FMAs where the host compiler may not: 1e-5 of max.
-    for (const char* field : {"u", "u_prev", "pml_aux"}) {
+    const std::vector<std::string> fields =
+        kind == pml::PmlKind::minimod
+            ? std::vector<std::string>{"u", "u_prev", "pml_aux"}
+            : std::vector<std::string>{"u", "u_prev", "psi_x", "psi_y", "psi_z", "zeta_x", "zeta_y",
+                                       "zeta_z"};
+    for (const auto& field : fields) {
       SCOPED_TRACE(field);
       EXPECT_TRUE(expect_fields_close(read_all(*cpu, field, problem.grid.box()),
                                       read_all(*gpu, field, problem.grid.box()), n, 1e-5));

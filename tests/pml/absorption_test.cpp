@@ -2,6 +2,8 @@
 // that no reflection from its edges arrives in the time window (DESIGN.md §7).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "test_support.hpp"
 
 namespace minimod {
@@ -43,7 +45,9 @@ std::vector<std::vector<double>> run_traces(bool large, int pml_width) {
   return out;
 }
 
-TEST(Pml, DefaultWidthMatchesReflectionFreeRunWithinOnePercent) {
+// The bar is 1%; Deepwave's PML reaches ~1e-5 on such a test. Our CPML (width 20,
+// d ~ r^4, R = 1e-5) measured 4.6e-6 (all receivers) and 6.5e-6 (worst); we pin 2e-5.
+TEST(Pml, DefaultWidthMatchesReflectionFreeRunLikeTheBestPeers) {
   const int width = io::BoundaryConfig{}.pml_width;
   const auto small = run_traces(false, width);
   const auto large = run_traces(true, width);
@@ -59,8 +63,8 @@ TEST(Pml, DefaultWidthMatchesReflectionFreeRunWithinOnePercent) {
   const double all = testing::relative_l2(a, b);
   std::printf("PML width %d: relative L2 difference %.3e (all receivers), worst receiver %.3e\n",
               width, all, worst);
-  EXPECT_LE(all, 0.01);
-  EXPECT_LE(worst, 0.01);
+  EXPECT_LE(all, 2e-5);
+  EXPECT_LE(worst, 2e-5);
 }
 
 }  // namespace
