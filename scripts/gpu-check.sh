@@ -32,12 +32,13 @@ trap 'rm -rf "$tmp"' EXIT
 
 # Counts from a ctest log: "N% tests passed, F tests failed out of T" and skipped tests.
 ctest_counts() {  # log -> "total passed failed skipped"
+  # ctest prints "100% tests passed out of T" or "N% tests passed, F tests failed out of T".
   local log=$1 total failed skipped
-  total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
-  failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$log" | tail -1)
+  total=$(sed -n 's/.*tests passed.* out of \([0-9]*\).*/\1/p' "$log" | tail -1)
+  failed=$(sed -n 's/.*tests passed, \([0-9]*\) tests failed out of.*/\1/p' "$log" | tail -1)
   skipped=$(grep -c -- '\*\*\*Skipped\|Not Run (Disabled)' "$log" || true)
   total=${total:-0}
-  failed=${failed:-$total}
+  failed=${failed:-0}
   echo "$total $((total - failed - skipped)) $failed $skipped"
 }
 
