@@ -90,6 +90,7 @@ int run(int argc, char** argv) {
   const app::RunPlan plan = app::make_plan(config);
   const std::string backend = kernels::resolve_backend(config.execution.backend);
   if (config.execution.threads > 0) omp_set_num_threads(config.execution.threads);
+  kernels::check_kernel_name(config.execution.kernel);
 
   log::info("minimod " + std::string(MINIMOD_VERSION) + " (" + MINIMOD_COMMIT + "), backend " +
             backend + "\n" + app::describe(plan));
@@ -130,9 +131,10 @@ int run(int argc, char** argv) {
 
   const auto& g = plan.problem.grid.shape;
   std::printf("summary propagator=%s backend=%s kernel=%s shape=%dx%dx%d ranks=1 steps=%d "
-              "seconds=%.3f gpts_per_s=%.3f output=%s\n",
+              "seconds=%.3f gpts_per_s=%.3f snapshot_wait_s=%.3f output=%s\n",
               config.propagator.c_str(), prop->backend().c_str(), prop->kernel().c_str(), g.i, g.j,
-              g.k, plan.steps, r.seconds, r.gpts_per_s, config.output.file.c_str());
+              g.k, plan.steps, r.seconds, r.gpts_per_s, r.snapshot_wait_seconds,
+              config.output.file.c_str());
   return 0;
 }
 

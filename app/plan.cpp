@@ -52,14 +52,15 @@ std::vector<float> build_parameter(const io::Config& c, const io::ParameterConfi
 
 /// The model's coordinates are metres from its first point; the position must lie in the model.
 void check_inside(const io::Config& c, const std::string& key, const Point3& x,
-                  const Index3& model_shape, const std::array<double, 3>& h) {
+                  const Index3& model_shape, const std::array<double, 3>& h,
+                  const std::string& which = "") {
   static const char* kAxis[] = {"x", "y", "z"};
   for (int a = 0; a < 3; ++a) {
     const double hi = (model_shape[a] - 1) * h[a];
     if (!(x[a] >= -1e-9 * h[a] && x[a] <= hi + 1e-9 * h[a])) {
       fail(c, key,
            std::string(kAxis[a]) + " = " + fmt(x[a]) + " m lies outside the model [0, " + fmt(hi) +
-               "] m");
+               "] m" + which);
     }
   }
 }
@@ -255,8 +256,9 @@ RunPlan make_plan(const io::Config& c) {
   // --- receivers
   plan.receiver_positions = receiver_points(c);
   for (size_t r = 0; r < plan.receiver_positions.size(); ++r) {
-    const std::string key = "receivers[" + std::to_string(r) + "]";
-    check_inside(c, "receivers", plan.receiver_positions[r], plan.model_shape, h);
+    check_inside(c, "receivers", plan.receiver_positions[r], plan.model_shape, h,
+                 " (receiver " + std::to_string(r) + " of " +
+                     std::to_string(plan.receiver_positions.size()) + ")");
     const auto st = physics::make_point_stencil(grid, plan.receiver_positions[r]);
     for (int n = 0; n < 8; ++n)
       if (st.weight[static_cast<size_t>(n)] != 0.0f)

@@ -66,6 +66,7 @@ float amplitude(int step, const void* ctx) {
 int main(int argc, char** argv) {
   std::string backend = "cpu", kernels_arg = "reference", shapes_arg = "256";
   int steps = 50, warmup = 5;
+  std::vector<std::string> sets;  // extra --set overrides of the benchmark config
   for (int a = 1; a < argc; ++a) {
     const std::string arg = argv[a];
     auto next = [&]() -> std::string { return a + 1 < argc ? argv[++a] : ""; };
@@ -74,9 +75,10 @@ int main(int argc, char** argv) {
     else if (arg == "--shapes") shapes_arg = next();
     else if (arg == "--steps") steps = std::stoi(next());
     else if (arg == "--warmup") warmup = std::stoi(next());
+    else if (arg == "--set") sets.push_back(next());
     else {
       std::fprintf(stderr, "usage: minimod_bench [--backend cpu|cuda] [--kernels a,b:XxYxZ] "
-                           "[--shapes 256,1200x800x600] [--steps N] [--warmup N]\n");
+                           "[--shapes 256,1200x800x600] [--steps N] [--warmup N] [--set key=value]\n");
       return 2;
     }
   }
@@ -105,8 +107,11 @@ int main(int argc, char** argv) {
       std::ostringstream shape_set, pos_set;
       shape_set << "grid.shape=[" << n[0] << "," << n[1] << "," << n[2] << "]";
       pos_set << "source.position=[" << n[0] / 2 * 20 << "," << n[1] / 2 * 20 << "," << n[2] / 2 * 20 << "]";
+      std::vector<std::string> overrides = {shape_set.str(), pos_set.str(),
+                                            "time.steps=" + std::to_string(steps + warmup)};
+      overrides.insert(overrides.end(), sets.begin(), sets.end());
       auto config = io::load_config(std::string(MINIMOD_SOURCE_DIR) + "/configs/minimod-benchmark.yaml",
-                                    {shape_set.str(), pos_set.str(), "time.steps=" + std::to_string(steps + warmup)});
+                                    overrides);
       config.receivers.clear();
       const app::RunPlan plan = app::make_plan(config);
       // Compulsory bytes: inner points read u, u_prev, v2dt2 and write u_next (16 B); PML points

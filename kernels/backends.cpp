@@ -46,6 +46,20 @@ std::unique_ptr<Propagator> make_acoustic_iso(const AcousticIsoProblem& problem,
   throw ConfigError("config error: execution.backend: backend '" + backend + "' is not available");
 }
 
+void check_kernel_name(const std::string& kernel) {
+  const std::string family = kernel.substr(0, kernel.find(':'));
+  if (family == "auto") return;
+  std::string known = "auto";
+  for (const auto& line : list_kernels()) {
+    const auto a = line.find(' ');
+    const std::string name = line.substr(a + 1, line.find(' ', a + 1) - a - 1);
+    if (name == family) return;
+    known += ", " + name;
+  }
+  throw ConfigError("config error: execution.kernel: unknown kernel '" + kernel +
+                    "' (this build has: " + known + "; see minimod --list-kernels)");
+}
+
 std::vector<std::string> list_kernels() {
   std::vector<std::string> out = {"cpu reference acoustic_iso (OpenMP, vectorised, cache-blocked)"};
 #if defined(MINIMOD_HAVE_CUDA)

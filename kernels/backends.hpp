@@ -19,6 +19,10 @@ std::string resolve_backend(const std::string& requested);
 std::unique_ptr<Propagator> make_acoustic_iso(const AcousticIsoProblem& problem,
                                               const std::string& backend, const std::string& kernel);
 
+/// Throws ConfigError unless `kernel` ("auto", "reference", or "family[:XxYxZ]") names a kernel
+/// listed by --list-kernels, whatever the backend (a typo is reported even on a CPU-only machine).
+void check_kernel_name(const std::string& kernel);
+
 /// Lines for --list-kernels: "<backend> <family> <propagators> <tunables>".
 std::vector<std::string> list_kernels();
 
