@@ -130,7 +130,11 @@ int main(int argc, char** argv) {
         const double gpts = points * steps / s / 1e9;
         std::string res = "-";
 #if defined(MINIMOD_HAVE_CUDA)
-        if (backend == "cuda") res = kernels::cuda::kernel_resources(kernel == "auto" ? "gmem" : kernel);
+        if (backend == "cuda") {
+          std::string chosen = prop->kernel();  // "family XxYxZ"
+          chosen[chosen.find(' ')] = ':';
+          res = kernels::cuda::kernel_resources(chosen);
+        }
 #endif
         std::printf("| acoustic_iso | %s | %dx%dx%d | %d | %.2f | %.0f | %.0f%% | %s |\n",
                     prop->kernel().c_str(), n[0], n[1], n[2], steps, gpts,

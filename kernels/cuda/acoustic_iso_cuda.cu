@@ -1,12 +1,15 @@
 // CUDA backend of the acoustic-isotropic propagator: fields in device memory (rows padded to 128 B),
 // the inner region on one stream with the chosen family, the PML slabs on a second stream, then
 // source injection, free surfaces and receiver sampling in kernels: no host round trip per step.
+// `kernel: auto` times the candidate families on this one propagator, then resets it (autotune.hpp).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <random>
 #include <stdexcept>
 
+#include "kernels/cuda/autotune.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/pml_kernel.hpp"
 #include "kernels/cuda/registry.hpp"
@@ -77,6 +80,15 @@ __global__ void max_abs(View3<const float> f, Index3 n, unsigned* max_bits, unsi
   if (m > 0) atomicMax(max_bits, __float_as_uint(m));
 }
 
+/// A smooth non-zero field for timing the `auto` candidates (zeros could flatter a kernel):
+/// amplitude 1e-3 times a product of sines along each axis; the halo is left alone.
+__global__ void fill_smooth(View3<float> f, Index3 n, float wi, float wj, float wk, float phase) {
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = static_cast<int>(blockIdx.y), i = static_cast<int>(blockIdx.z);
+  if (k >= n.k) return;
+  f(i, j, k) = 1e-3f * sinf(wi * i + phase) * sinf(wj * j + 2 * phase) * sinf(wk * k + 3 * phase);
+}
+
 /// Gather a strided box into a dense array [i][j][k].
 __global__ void gather(View3<const float> f, Box3 box, Index3 stride, Index3 out_n, float* out) {
   const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
@@ -90,7 +102,7 @@ class CudaAcousticIso final : public Propagator {
  public:
   CudaAcousticIso(const AcousticIsoProblem& problem, const KernelFamily& family, const Tile& tile)
       : p_(problem),
-        family_(family),
+        family_(&family),
         tile_(tile),
         layout_(FieldLayout::make(problem.grid.box(), physics::kRadius)),
         regions_(pml::make_regions(problem.grid.shape, problem.pml)) {
@@ -129,8 +141,7 @@ class CudaAcousticIso final : public Propagator {
 
   std::string backend() const override { return "cuda"; }
   std::string kernel() const override {
-    return family_.name + " " + std::to_string(tile_.x) + "x" + std::to_string(tile_.y) + "x" +
-           std::to_string(tile_.z);
+    return family_->name + " " + tile_string(tile_);
   }
   std::int64_t allocated_bytes() const override {
     std::int64_t b = u_.bytes() + u_prev_.bytes() + v2dt2_.bytes() + aux_.bytes();
@@ -197,8 +208,8 @@ class CudaAcousticIso final : public Propagator {
     }
     for (const auto& r : regions_) {
       if (!r.is_pml) {
-        family_.launch(IsoStepArgs{r.box, u, un, m, p_.laplacian}, tile_, s0);
-        MM_CUDA_CHECK_LAUNCH(family_.name.c_str());
+        family_->launch(IsoStepArgs{r.box, u, un, m, p_.laplacian}, tile_, s0);
+        MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
       } else {
         pa.region = r.box;
         if (cpml()) {
@@ -337,6 +348,48 @@ class CudaAcousticIso final : public Propagator {
     return out;
   }
 
+  // --- For `kernel: auto` (make_cuda_acoustic_iso only) ---
+
+  /// Switch the inner-region family and tile; takes effect from the next step.
+  void set_inner_kernel(const KernelFamily& family, const Tile& tile) {
+    family_ = &family;
+    tile_ = tile;
+  }
+
+  /// u_prev and u = smooth non-zero fields (interior), for timing candidates on real-looking data.
+  void fill_for_tuning() {
+    const cudaStream_t s0 = inner_stream_.get();
+    MM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    const Index3 n = p_.grid.shape;
+    std::mt19937 rng(20240611u);  // fixed: the same data for every run, so timings compare
+    std::uniform_real_distribution<float> w(0.05f, 0.3f), phase(0.0f, 6.2831853f);
+    for (auto* b : {&u_prev_, &u_}) {
+      const float wi = w(rng), wj = w(rng), wk = w(rng), ph = phase(rng);
+      fill_smooth<<<dim3(ceil_div(n.k, 128), n.j, n.i), 128, 0, s0>>>(view(*b), n, wi, wj, wk, ph);
+      MM_CUDA_CHECK_LAUNCH("fill_smooth");
+    }
+    MM_CUDA_CHECK(cudaStreamSynchronize(s0));
+  }
+
+  /// Back to rest, exactly as constructed: u, u_prev and the PML memory fields all zero (halo
+  /// included), no receiver samples pending.
+  void reset_state() {
+    MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
+    MM_CUDA_CHECK(cudaStreamSynchronize(pml_stream_.get()));
+    for (auto* b : {&u_, &u_prev_, &aux_, &psi_[0], &psi_[1], &psi_[2], &zeta_[0], &zeta_[1], &zeta_[2]})
+      if (b->data()) MM_CUDA_CHECK(cudaMemset(b->data(), 0, static_cast<size_t>(b->bytes())));
+    MM_CUDA_CHECK(cudaDeviceSynchronize());  // cudaMemset may return before it has finished
+    slot_ = 0;
+    host_traces_.clear();
+  }
+
+  /// After a step threw (a candidate's launch refused): let both streams finish what was queued.
+  /// A sticky error (the context is lost) is not a candidate's problem: it propagates.
+  void settle_after_failed_step() {
+    MM_CUDA_CHECK(cudaStreamSynchronize(pml_stream_.get()));
+    MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
+  }
+
  private:
   View3<float> view(const DeviceBuffer<float>& b) const { return layout_.view(b.data()); }
   const DeviceBuffer<float>& field(const std::string& name) const {
@@ -404,7 +457,7 @@ class CudaAcousticIso final : public Propagator {
   }
 
   AcousticIsoProblem p_;
-  const KernelFamily& family_;
+  const KernelFamily* family_;  // registry entries live for the whole program
   Tile tile_;
   FieldLayout layout_;
   std::vector<pml::Region> regions_;
@@ -442,10 +495,49 @@ std::int64_t cuda_memory_plan(const AcousticIsoProblem& problem, int receivers) 
   return bytes;
 }
 
+namespace {
+
+float zero_amplitude(int, const void*) { return 0.0f; }
+
+/// `kernel: auto`: one propagator (one allocation), its inner family switched through every
+/// candidate on non-zero data by the tuner (or taken from the cache), then reset to rest.
+std::unique_ptr<Propagator> make_auto(const AcousticIsoProblem& problem) {
+  const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_iso);
+  auto prop = std::make_unique<CudaAcousticIso>(problem, start, start.tunables.front());
+  const auto& w = problem.pml;
+  std::string pml = problem.pml_kind == pml::PmlKind::cpml ? "cpml" : "minimod";
+  for (int a = 0; a < 3; ++a) pml += (a == 0 ? " " : ",") + std::to_string(w.lo[static_cast<size_t>(a)]);
+  for (int a = 0; a < 3; ++a) pml += (a == 0 ? "/" : ",") + std::to_string(w.hi[static_cast<size_t>(a)]);
+  const std::string key = autotune_key(device_name(), problem.grid.shape, pml);
+  bool dirty = false;
+  const TimeCandidate time = [&](const KernelFamily& f, const Tile& t, int steps) {
+    if (!dirty) {
+      prop->fill_for_tuning();
+      dirty = true;
+    }
+    prop->set_inner_kernel(f, t);
+    try {
+      return prop->timed_steps(0, steps, {}, &zero_amplitude, nullptr);
+    } catch (const Error& e) {
+      prop->settle_after_failed_step();
+      throw CandidateFailed(e.what());
+    }
+  };
+  const TuneOutcome outcome =
+      autotune_acoustic_iso(key, autotune_cache_path(), problem.grid.points(), time);
+  if (dirty) prop->reset_state();
+  prop->set_inner_kernel(find_family(outcome.best().family, PropagatorKind::acoustic_iso),
+                         outcome.best().tile);
+  return prop;
+}
+
+}  // namespace
+
 std::unique_ptr<Propagator> make_cuda_acoustic_iso(const AcousticIsoProblem& problem,
                                                    const std::string& kernel) {
+  if (kernel == "auto") return make_auto(problem);
   // "family" or "family:XxYxZ" (a tile shape; the family's default otherwise).
-  const std::string spec = kernel == "auto" ? "gmem" : kernel;
+  const std::string& spec = kernel;
   const auto colon = spec.find(':');
   const KernelFamily& family = find_family(spec.substr(0, colon), PropagatorKind::acoustic_iso);
   Tile tile = family.tunables.front();

@@ -10,8 +10,9 @@ namespace minimod::kernels::cuda {
 
 int device_count();
 std::vector<std::string> list_families();
-/// The acoustic-iso propagator on the current GPU with the named inner-region family ("auto":
-/// the default family until the autotuner exists). Refuses clearly if the plan does not fit.
+/// The acoustic-iso propagator on the current GPU with the named inner-region kernel
+/// ("family[:XxYxZ]", or "auto": timed on this problem, cached; kernels/cuda/autotune.hpp).
+/// Refuses clearly if the plan does not fit.
 std::unique_ptr<Propagator> make_cuda_acoustic_iso(const AcousticIsoProblem& problem,
                                                    const std::string& family);
 /// "R regs, S B smem/block" of a kernel spec ("family" or "family:XxYxZ").
