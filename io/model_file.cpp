@@ -11,59 +11,17 @@
 #include <sstream>
 #include <utility>
 
+#include "io/hdf5_handle.hpp"
 #include "physics/error.hpp"
 
 namespace minimod::io {
 namespace {
 
 namespace fs = std::filesystem;
+using hdf5::Hdf5Quiet;
+using hdf5::hdf5_reason;
+using hdf5::Hid;
 
-// The same three helpers as io/output_file.cpp (kept file-local so neither header includes HDF5).
-class Hdf5Quiet {
- public:
-  Hdf5Quiet() {
-    H5Eget_auto2(H5E_DEFAULT, &func_, &data_);
-    H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
-  }
-  ~Hdf5Quiet() { H5Eset_auto2(H5E_DEFAULT, func_, data_); }
-  Hdf5Quiet(const Hdf5Quiet&) = delete;
-  Hdf5Quiet& operator=(const Hdf5Quiet&) = delete;
-
- private:
-  H5E_auto2_t func_ = nullptr;
-  void* data_ = nullptr;
-};
-
-std::string hdf5_reason() {
-  std::string reason;
-  auto walk = [](unsigned, const H5E_error2_t* e, void* out) -> herr_t {
-    if (e->desc && *e->desc) *static_cast<std::string*>(out) = e->desc;
-    return 0;
-  };
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, walk, &reason);
-  H5Eclear2(H5E_DEFAULT);
-  return reason.empty() ? "HDF5 error" : reason;
-}
-
-class Hid {
- public:
-  Hid() = default;
-  explicit Hid(hid_t id) : id_(id) {}
-  ~Hid() {
-    if (id_ >= 0) H5Idec_ref(id_);
-  }
-  Hid(Hid&& o) noexcept : id_(std::exchange(o.id_, H5I_INVALID_HID)) {}
-  Hid& operator=(Hid&& o) noexcept {
-    std::swap(id_, o.id_);
-    return *this;
-  }
-  Hid(const Hid&) = delete;
-  Hid& operator=(const Hid&) = delete;
-  hid_t get() const { return id_; }
-
- private:
-  hid_t id_ = H5I_INVALID_HID;
-};
 
 std::string quote(const std::string& s) { return "'" + s + "'"; }
 

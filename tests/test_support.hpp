@@ -1,6 +1,7 @@
 // Helpers shared by the numerical tests: a config built in code, a run on a chosen backend.
 #pragma once
 #include <cmath>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,33 @@ inline double relative_l2(const std::vector<double>& a, const std::vector<double
     n += b[i] * b[i];
   }
   return std::sqrt(e / n);
+}
+
+/// Relative L2 error of the Minimod-compatible mode (configs/minimod-benchmark.yaml, 100³) against
+/// Minimod's own final wavefield after `steps` steps (tests/data/minimod, PROVENANCE.md there).
+inline double minimod_reference_error(int steps, const std::string& backend) {
+  const std::string dir = MINIMOD_SOURCE_DIR;
+  const auto c = io::load_config(dir + "/configs/minimod-benchmark.yaml",
+                                 {"time.steps=" + std::to_string(steps), "grid.shape=[100,100,100]",
+                                  "source.position=[1000,1000,1000]"});
+  const auto plan = app::make_plan(c);
+  auto prop = kernels::make_acoustic_iso(plan.problem, backend, "auto");
+  app::RunOptions opt;
+  opt.progress_seconds = 0;
+  app::run_shot(plan, *prop, nullptr, opt);
+  const size_t n = 100 * 100 * 100;
+  std::vector<float> u(n), ref(n);
+  prop->read_field("u", plan.problem.grid.box(), {1, 1, 1}, u.data());
+  std::ifstream f(dir + "/tests/data/minimod/minimod_smem_u_grid100_nsteps" + std::to_string(steps) +
+                      ".raw",
+                  std::ios::binary);
+  if (!f.read(reinterpret_cast<char*>(ref.data()), static_cast<std::streamsize>(n * 4))) return INFINITY;
+  double e = 0, r = 0;
+  for (size_t i = 0; i < n; ++i) {
+    e += (double(u[i]) - ref[i]) * (double(u[i]) - ref[i]);
+    r += double(ref[i]) * ref[i];
+  }
+  return std::sqrt(e / r);
 }
 
 }  // namespace minimod::testing

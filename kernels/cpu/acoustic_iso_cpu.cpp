@@ -3,11 +3,16 @@
 // except at free surfaces, where it holds the odd mirror image of the field.
 #include <algorithm>
 #include <array>
-#if defined(__SSE__)
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#elif defined(__SSE__)
 #include <xmmintrin.h>
 #endif
 #include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
+#include <vector>
 #include <stdexcept>
 
 #include "kernels/aligned_buffer.hpp"
@@ -35,17 +40,136 @@ void flush_denormals_to_zero() {
 #endif
 }
 
-/// One k-row of the inner region: a plain loop the compiler vectorises.
-__attribute__((noinline)) void inner_row_update(const float* __restrict up, float* __restrict unp,
-                                         const float* __restrict mp, int k0, int k1,
-                                         std::int64_t sx, std::int64_t sy,
-                                         const physics::LaplacianCoeffs& cref) {
+/// One k-row [k0, k1) of the inner region, portable path: a plain loop the compiler vectorises.
+__attribute__((noinline)) void inner_row_update_simd(const float* __restrict up,
+                                                     float* __restrict unp,
+                                                     const float* __restrict mp, int k0, int k1,
+                                                     std::int64_t sx, std::int64_t sy,
+                                                     const physics::LaplacianCoeffs& cref) {
   const physics::LaplacianCoeffs c = cref;
 #pragma omp simd
   for (int k = k0; k < k1; ++k) {
     const auto at = [up, k, sx, sy](int di, int dj, int dk) { return up[k + di * sx + dj * sy + dk]; };
     unp[k] = physics::leapfrog(unp[k], up[k], mp[k], physics::laplacian8(at, c));
   }
+}
+
+#if defined(__AVX512F__)
+// AVX-512 path. Rows are 128-byte aligned at k = -4, so every field shares one alignment per k:
+// the row is swept in 64-byte aligned blocks of 16 points (the partial first and last blocks are
+// stored under a mask). The i/j neighbours are aligned loads; the k neighbours are built from the
+// aligned centre vectors at k-16, k, k+16 with valignd instead of 8 unaligned (split) loads.
+using vf16 = float __attribute__((vector_size(64)));
+
+MM_FORCE_INLINE vf16 load16(const float* p) {
+  vf16 v;
+  std::memcpy(&v, p, sizeof v);  // one vmovups (aligned in practice)
+  return v;
+}
+
+/// The 16 values at offset S (-15..15) from the block whose aligned vectors are lo | mid | hi.
+template <int S>
+MM_FORCE_INLINE vf16 shifted(vf16 lo, vf16 mid, vf16 hi) {
+  if constexpr (S == 0) return mid;
+  else if constexpr (S > 0)
+    return reinterpret_cast<vf16>(_mm512_alignr_epi32(reinterpret_cast<__m512i>(hi),
+                                                      reinterpret_cast<__m512i>(mid), S));
+  else
+    return reinterpret_cast<vf16>(_mm512_alignr_epi32(reinterpret_cast<__m512i>(mid),
+                                                      reinterpret_cast<__m512i>(lo), 16 + S));
+}
+
+/// The Laplacian of physics::laplacian8 on 16 points at once, same order of terms (centre, then
+/// the x, y, z pairs for m = 1, 2, 3, 4), so the result matches the scalar path to round-off.
+template <int M, class At>
+MM_FORCE_INLINE vf16 laplacian_ring16(const At& at, const physics::LaplacianCoeffs& c, vf16 lap) {
+  lap += c.cx[M - 1] * (at.template get<M, 0, 0>() + at.template get<-M, 0, 0>());
+  lap += c.cy[M - 1] * (at.template get<0, M, 0>() + at.template get<0, -M, 0>());
+  lap += c.cz[M - 1] * (at.template get<0, 0, M>() + at.template get<0, 0, -M>());
+  return lap;
+}
+template <class At>
+MM_FORCE_INLINE vf16 laplacian8_16(const At& at, const physics::LaplacianCoeffs& c) {
+  vf16 lap = c.c0 * at.template get<0, 0, 0>();
+  lap = laplacian_ring16<1>(at, c, lap);
+  lap = laplacian_ring16<2>(at, c, lap);
+  lap = laplacian_ring16<3>(at, c, lap);
+  lap = laplacian_ring16<4>(at, c, lap);
+  return lap;
+}
+
+/// Accessor of a 16-point block at row pointer p (= up + kb): get<di, dj, dk>() is the vector of
+/// u at offset (di, dj, dk); only the star's offsets (one non-zero) are used.
+struct Block16 {
+  const float* p;
+  std::int64_t sx, sy;
+  vf16 lo, mid, hi;  // centre row at kb - 16, kb, kb + 16
+  template <int DI, int DJ, int DK>
+  MM_FORCE_INLINE vf16 get() const {
+    static_assert((DI != 0) + (DJ != 0) + (DK != 0) <= 1, "star offsets only");
+    if constexpr (DK != 0 || (DI == 0 && DJ == 0)) return shifted<DK>(lo, mid, hi);
+    else return load16(p + DI * sx + DJ * sy);
+  }
+};
+
+__attribute__((noinline)) void inner_row_update(const float* __restrict up, float* __restrict unp,
+                                                const float* __restrict mp, int k0, int k1,
+                                                std::int64_t sx, std::int64_t sy,
+                                                const physics::LaplacianCoeffs& cref) {
+  const auto mis = reinterpret_cast<std::uintptr_t>(up + k0) & 63;
+  if ((mis & 3) != 0 || ((reinterpret_cast<std::uintptr_t>(unp) ^ reinterpret_cast<std::uintptr_t>(up)) & 63) != 0 ||
+      ((reinterpret_cast<std::uintptr_t>(mp) ^ reinterpret_cast<std::uintptr_t>(up)) & 63) != 0)
+    return inner_row_update_simd(up, unp, mp, k0, k1, sx, sy, cref);
+  const physics::LaplacianCoeffs c = cref;
+  // Blocks start at aligned kb <= k0; lanes outside [k0, k1) are computed (from the row padding
+  // or a neighbouring row of the same allocation, all finite) but never stored.
+  int kb = k0 - static_cast<int>(mis / 4);
+  const auto ahead = [](const float* p, std::int64_t d) {  // p + d without pointer arithmetic UB
+    return reinterpret_cast<const float*>(reinterpret_cast<std::uintptr_t>(p) +
+                                          static_cast<std::uintptr_t>(d * 4));
+  };
+  const float* const pf_u = ahead(up, 5 * sx + 4 * sy);
+  const float* const pf_un = ahead(unp, sx);
+  const float* const pf_m = ahead(mp, sx);
+  Block16 b{up + kb, sx, sy, load16(up + kb - 16), load16(up + kb), {}};
+  for (; kb < k1; kb += 16) {
+    b.p = up + kb;
+    b.hi = load16(up + kb + 16);
+    // Software prefetch into L2 (measured 2026-11-22, 2 cores, 256³: 1.49 -> 1.8-1.9 GPts/s):
+    // u one plane ahead of the newest plane the stencil reads (i + 5, j + 4), u_prev and v2dt2 one
+    // plane ahead (i + 1, j). Prefetches never fault, so the address may leave the allocation.
+    _mm_prefetch(reinterpret_cast<const char*>(pf_u + kb), _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(pf_un + kb), _MM_HINT_T1);
+    _mm_prefetch(reinterpret_cast<const char*>(pf_m + kb), _MM_HINT_T1);
+    const vf16 lap = laplacian8_16(b, c);
+    const vf16 un = load16(unp + kb);
+    const vf16 v = 2.0f * b.mid + (load16(mp + kb) * lap - un);  // physics::leapfrog
+    __mmask16 keep = 0xFFFF;
+    if (kb < k0) keep &= static_cast<__mmask16>(0xFFFFu << (k0 - kb));
+    if (kb + 16 > k1) keep &= static_cast<__mmask16>(0xFFFFu >> (kb + 16 - k1));
+    _mm512_mask_storeu_ps(unp + kb, keep, reinterpret_cast<__m512>(v));
+    b.lo = b.mid;
+    b.mid = b.hi;
+  }
+}
+#else
+void inner_row_update(const float* __restrict up, float* __restrict unp,
+                      const float* __restrict mp, int k0, int k1, std::int64_t sx,
+                      std::int64_t sy, const physics::LaplacianCoeffs& c) {
+  inner_row_update_simd(up, unp, mp, k0, k1, sx, sy, c);
+}
+#endif
+
+/// Prefetch row p + d, points [k0, k1), into L2 (one hint per 64-byte line; never faults).
+MM_FORCE_INLINE void prefetch_row_l2(const float* p, std::int64_t d, int k0, int k1) {
+#if defined(__SSE__)
+  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(d * 4);
+  const std::uintptr_t lo = (a + 4 * static_cast<std::uintptr_t>(k0)) & ~std::uintptr_t{63};
+  const std::uintptr_t hi = a + 4 * static_cast<std::uintptr_t>(k1);
+  for (std::uintptr_t q = lo; q < hi; q += 64) _mm_prefetch(reinterpret_cast<const char*>(q), _MM_HINT_T1);
+#else
+  (void)p, (void)d, (void)k0, (void)k1;
+#endif
 }
 
 struct PmlRowArgs {
@@ -211,16 +335,39 @@ class CpuAcousticIso final : public Propagator {
   FieldHealth health() override {
     const auto u = view(u_);
     const Index3 n = p_.grid.shape;
-    FieldHealth h;
+    // Each plane i scanned on its own (in parallel), then combined in i order: the same result as
+    // one scan in (i, j, k) order (first non-finite value, else the first location of the max).
+    std::vector<FieldHealth> planes(static_cast<size_t>(std::max(n.i, 0)));
+#pragma omp parallel for schedule(static)
     for (int i = 0; i < n.i; ++i) {
+      FieldHealth h;
       for (int j = 0; j < n.j; ++j) {
         const float* row = u.ptr(i, j, 0);
+        float row_max = 0;
+        int bad = 0;
+#pragma omp simd reduction(max : row_max) reduction(| : bad)
         for (int k = 0; k < n.k; ++k) {
           const float a = std::fabs(row[k]);
-          if (!std::isfinite(a)) return {false, a, {i, j, k}};
+          bad |= !(a <= std::numeric_limits<float>::max());
+          row_max = std::max(row_max, a);
+        }
+        if (!bad && !(row_max > h.max_abs)) continue;  // nothing in this row changes h
+        for (int k = 0; k < n.k; ++k) {
+          const float a = std::fabs(row[k]);
+          if (!std::isfinite(a)) {
+            h = {false, a, {i, j, k}};
+            break;
+          }
           if (a > h.max_abs) h = {true, a, {i, j, k}};
         }
+        if (!h.finite) break;
       }
+      planes[static_cast<size_t>(i)] = h;
+    }
+    FieldHealth h;
+    for (const auto& q : planes) {
+      if (!q.finite) return q;
+      if (q.max_abs > h.max_abs) h = q;
     }
     return h;
   }
@@ -297,7 +444,13 @@ class CpuAcousticIso final : public Propagator {
               float* const z[3] = {zeta[0].ptr(i, j, 0), zeta[1].ptr(i, j, 0), zeta[2].ptr(i, j, 0)};
               cpml_row(up, unp, mp, p, z, i, j, k0, k1, ca);
             } else {
-              pml_row(up, unp, mp, ax.ptr(i, j, 0), i, j, k0, k1, pa);
+              float* const ap = ax.ptr(i, j, 0);
+              // Same L2 prefetch as in inner_row_update (u at i + 5, j + 4; the rest at i + 1).
+              prefetch_row_l2(up, 5 * sx + 4 * sy, k0, k1);
+              prefetch_row_l2(unp, sx, k0, k1);
+              prefetch_row_l2(mp, sx, k0, k1);
+              prefetch_row_l2(ap, sx, k0, k1);
+              pml_row(up, unp, mp, ap, i, j, k0, k1, pa);
             }
           });
           if (!inner.empty() && i >= inner.lo.i && i < inner.hi().i && j >= inner.lo.j &&

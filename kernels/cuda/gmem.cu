@@ -2,18 +2,15 @@
 // cache); the correctness baseline for every faster family (Sai et al. 2020 §III-A, "gmem").
 // threadIdx.x runs along k (contiguous) so a warp reads whole rows.
 #include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/thread_point.cuh"
 #include "physics/stencil.hpp"
 
 namespace minimod::kernels::cuda {
 namespace {
 
 __global__ void __launch_bounds__(512) gmem_iso(IsoStepArgs a) {
-  const int k = a.region.lo.k + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = a.region.lo.j + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  const int i = a.region.lo.i + static_cast<int>(blockIdx.z * blockDim.z + threadIdx.z);
-  if (k >= a.region.lo.k + a.region.n.k || j >= a.region.lo.j + a.region.n.j ||
-      i >= a.region.lo.i + a.region.n.i)
-    return;
+  int i, j, k;
+  if (!thread_point(a.region, i, j, k)) return;
   const float* p = a.u.ptr(i, j, k);
   const std::int64_t sx = a.u.sx, sy = a.u.sy;
   const auto at = [p, sx, sy](int di, int dj, int dk) { return __ldg(p + di * sx + dj * sy + dk); };

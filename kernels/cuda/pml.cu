@@ -2,6 +2,7 @@
 // that stay in cache), so a PML point reads u (stencil), u_prev, v2dt2 and aux: 24 B + writes.
 #include "kernels/cuda/pml_kernel.hpp"
 #include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/thread_point.cuh"
 #include "pml/pml_update.hpp"
 
 namespace minimod::kernels::cuda {
@@ -10,12 +11,8 @@ namespace {
 constexpr int kBx = 32, kBy = 4, kBz = 2;
 
 __global__ void __launch_bounds__(kBx* kBy* kBz) pml_iso(PmlStepArgs a) {
-  const int k = a.region.lo.k + static_cast<int>(blockIdx.x * kBx + threadIdx.x);
-  const int j = a.region.lo.j + static_cast<int>(blockIdx.y * kBy + threadIdx.y);
-  const int i = a.region.lo.i + static_cast<int>(blockIdx.z * kBz + threadIdx.z);
-  if (k >= a.region.lo.k + a.region.n.k || j >= a.region.lo.j + a.region.n.j ||
-      i >= a.region.lo.i + a.region.n.i)
-    return;
+  int i, j, k;
+  if (!thread_point(a.region, i, j, k)) return;
   const float* p = a.u.ptr(i, j, k);
   const std::int64_t sx = a.u.sx, sy = a.u.sy;
   const auto at = [p, sx, sy](int di, int dj, int dk) { return __ldg(p + di * sx + dj * sy + dk); };
@@ -45,12 +42,8 @@ __device__ MM_FORCE_INLINE void psi_axis(const PmlStepArgs& a, int i, int j, int
 }
 
 __global__ void __launch_bounds__(kBx* kBy* kBz) cpml_psi(PmlStepArgs a) {
-  const int k = a.region.lo.k + static_cast<int>(blockIdx.x * kBx + threadIdx.x);
-  const int j = a.region.lo.j + static_cast<int>(blockIdx.y * kBy + threadIdx.y);
-  const int i = a.region.lo.i + static_cast<int>(blockIdx.z * kBz + threadIdx.z);
-  if (k >= a.region.lo.k + a.region.n.k || j >= a.region.lo.j + a.region.n.j ||
-      i >= a.region.lo.i + a.region.n.i)
-    return;
+  int i, j, k;
+  if (!thread_point(a.region, i, j, k)) return;
   const float* p = a.u.ptr(i, j, k);
   psi_axis<0>(a, i, j, k, i, p, a.u.sx, a.u.sy);
   psi_axis<1>(a, i, j, k, j, p, a.u.sx, a.u.sy);
@@ -73,12 +66,8 @@ __device__ MM_FORCE_INLINE float cpml_term(const PmlStepArgs& a, const AtU& at_u
 }
 
 __global__ void __launch_bounds__(kBx* kBy* kBz) cpml_update(PmlStepArgs a) {
-  const int k = a.region.lo.k + static_cast<int>(blockIdx.x * kBx + threadIdx.x);
-  const int j = a.region.lo.j + static_cast<int>(blockIdx.y * kBy + threadIdx.y);
-  const int i = a.region.lo.i + static_cast<int>(blockIdx.z * kBz + threadIdx.z);
-  if (k >= a.region.lo.k + a.region.n.k || j >= a.region.lo.j + a.region.n.j ||
-      i >= a.region.lo.i + a.region.n.i)
-    return;
+  int i, j, k;
+  if (!thread_point(a.region, i, j, k)) return;
   const float* p = a.u.ptr(i, j, k);
   const std::int64_t sx = a.u.sx, sy = a.u.sy;
   const auto at = [p, sx, sy](int di, int dj, int dk) { return __ldg(p + di * sx + dj * sy + dk); };

@@ -12,6 +12,7 @@
 #include "kernels/cuda/registry.hpp"
 #include "physics/cfl.hpp"
 #include "physics/error.hpp"
+#include "gpu/gpu_support.hpp"
 #include "test_support.hpp"
 
 namespace minimod {
@@ -19,6 +20,9 @@ namespace {
 
 using physics::Box3;
 using physics::Index3;
+using testing::random_field;
+using testing::random_problem;
+using testing::read_all;
 
 struct Case {
   std::string kernel;  // "family:XxYxZ"
@@ -47,48 +51,6 @@ class CudaFamily : public ::testing::TestWithParam<Case> {
   }
 };
 
-/// A random valid problem: velocities 1500..4500 m/s, unequal PML widths, a free surface on top.
-kernels::AcousticIsoProblem random_problem(unsigned seed, Index3 n, bool free_top,
-                                           pml::PmlKind kind = pml::PmlKind::cpml) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> v(1500, 4500);
-  kernels::AcousticIsoProblem p;
-  p.grid.shape = n;
-  p.grid.spacing = {10, 12, 8};
-  p.pml.lo = {5, 6, free_top ? 0 : 4};
-  p.pml.hi = {7, 3, 8};
-  p.free_surface[kernels::kZLo] = free_top;
-  const double dt = 0.5 * physics::critical_dt(4500, p.grid.spacing);
-  p.pml_kind = kind;
-  if (kind == pml::PmlKind::minimod) {
-    pml::ProfileParams pp;
-    pp.dt = dt;
-    pp.velocity = 4500;
-    p.damping = pml::make_damping_profiles(n, p.grid.spacing, p.pml, pp);
-  } else {
-    pml::CpmlParams cp;
-    cp.dt = dt;
-    cp.velocity = 4500;
-    cp.frequency = 20;
-    p.cpml = pml::make_cpml_profiles(n, p.grid.spacing, p.pml, cp);
-  }
-  p.v2dt2.resize(static_cast<size_t>(p.grid.points()));
-  for (auto& x : p.v2dt2) {
-    const float vdt = static_cast<float>(v(rng) * dt);
-    x = vdt * vdt;
-  }
-  kernels::finish_problem(p);
-  return p;
-}
-
-std::vector<float> random_field(unsigned seed, std::int64_t n) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-1, 1);
-  std::vector<float> f(static_cast<size_t>(n));
-  for (auto& x : f) x = d(rng);
-  return f;
-}
-
 /// Mismatch count, the worst point and its error relative to max |ref|.
 ::testing::AssertionResult expect_fields_close(const std::vector<float>& ref,
                                                const std::vector<float>& out, Index3 n, double tol) {
@@ -113,11 +75,6 @@ std::vector<float> random_field(unsigned seed, std::int64_t n) {
          << " of max|ref| (tolerance " << tol << ")";
 }
 
-std::vector<float> read_all(kernels::Propagator& p, const std::string& name, Box3 box) {
-  std::vector<float> f(static_cast<size_t>(box.points()));
-  p.read_field(name, box, {1, 1, 1}, f.data());
-  return f;
-}
 
 TEST_P(CudaFamily, OneStepEqualsCpuReferenceAtEveryPoint) {
   for (int variant = 0; variant < 3; ++variant) {
@@ -187,31 +144,10 @@ INSTANTIATE_TEST_SUITE_P(AllFamilies, CudaFamily, ::testing::ValuesIn(all_kernel
                            return s;
                          });
 
-double minimod_error_gpu(int steps) {
-  const auto c = io::load_config(std::string(MINIMOD_SOURCE_DIR) + "/configs/minimod-benchmark.yaml",
-                                 {"time.steps=" + std::to_string(steps)});
-  const auto plan = app::make_plan(c);
-  auto prop = kernels::make_acoustic_iso(plan.problem, "cuda", "auto");
-  app::RunOptions opt;
-  opt.progress_seconds = 0;
-  app::run_shot(plan, *prop, nullptr, opt);
-  const size_t n = 100 * 100 * 100;
-  std::vector<float> u(n), ref(n);
-  prop->read_field("u", plan.problem.grid.box(), {1, 1, 1}, u.data());
-  std::ifstream f(std::string(MINIMOD_SOURCE_DIR) + "/tests/data/minimod/minimod_smem_u_grid100_nsteps" +
-                      std::to_string(steps) + ".raw",
-                  std::ios::binary);
-  if (!f.read(reinterpret_cast<char*>(ref.data()), static_cast<std::streamsize>(n * 4))) return INFINITY;
-  double e = 0, r = 0;
-  for (size_t i = 0; i < n; ++i) {
-    e += (double(u[i]) - ref[i]) * (double(u[i]) - ref[i]);
-    r += double(ref[i]) * ref[i];
-  }
-  return std::sqrt(e / r);
-}
 
 TEST_F(CudaTest, MinimodReferenceReproducedOnGpu) {
-  const double e250 = minimod_error_gpu(250), e1000 = minimod_error_gpu(1000);
+  const double e250 = testing::minimod_reference_error(250, "cuda"),
+               e1000 = testing::minimod_reference_error(1000, "cuda");
   std::printf("GPU relative L2 error vs Minimod: %.3e (250 steps), %.3e (1000 steps)\n", e250, e1000);
   EXPECT_LE(e250, 1e-4);
   EXPECT_LE(e1000, 1e-3);
