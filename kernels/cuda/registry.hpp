@@ -28,6 +28,13 @@ struct IsoStepArgs {
   physics::LaplacianCoeffs laplacian;
 };
 
+/// The staging families index u, u_next and v2dt2 with one offset; the propagator allocates them
+/// with one layout, and this checks it once per launch.
+inline bool shares_layout(const IsoStepArgs& a) {
+  return a.u_next.sx == a.u.sx && a.u_next.sy == a.u.sy && a.v2dt2.sx == a.u.sx &&
+         a.v2dt2.sy == a.u.sy;
+}
+
 struct KernelFamily {
   std::string name;                      // the config value (execution.kernel)
   std::vector<PropagatorKind> propagators;   // what it implements

@@ -256,8 +256,7 @@ template <bool kAsync>
 void launch(const IsoStepArgs& a, const Tile& t, cudaStream_t s) {
   const Variant& v = find<kAsync>(t);
   if (a.region.empty()) return;
-  if (a.u_next.sx != a.u.sx || a.u_next.sy != a.u.sy || a.v2dt2.sx != a.u.sx ||
-      a.v2dt2.sy != a.u.sy)
+  if (!shares_layout(a))
     throw Error("semi: u, u_next and v2dt2 must share one layout");
   v.launch(a, t.z, s);
 }

@@ -98,8 +98,7 @@ const Variant& find(const Tile& t) {
 }
 
 void check_layout(const IsoStepArgs& a) {
-  if (a.u_next.sx != a.u.sx || a.u_next.sy != a.u.sy || a.v2dt2.sx != a.u.sx ||
-      a.v2dt2.sy != a.u.sy)
+  if (!shares_layout(a))
     throw Error("smem: u, u_next and v2dt2 must share one layout");
 }
 
@@ -119,8 +118,6 @@ cudaFuncAttributes attributes(const Tile& t) {
   return attr;
 }
 
-int dynamic_smem(const Tile&) { return 0; }
-
 const bool kRegistered = register_family(
     {"smem",
      {PropagatorKind::acoustic_iso},
@@ -128,7 +125,7 @@ const bool kRegistered = register_family(
      &launch,
      "3D tile of u in shared memory (halo 4), one thread per point",
      &attributes,
-     &dynamic_smem});
+     nullptr});  // no dynamic shared memory
 
 }  // namespace
 }  // namespace minimod::kernels::cuda

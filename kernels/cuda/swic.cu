@@ -157,8 +157,7 @@ const Variant& find(const Tile& t) {
 void launch(const IsoStepArgs& a, const Tile& t, cudaStream_t s) {
   const Variant& v = find(t);
   if (a.region.empty()) return;
-  if (a.u_next.sx != a.u.sx || a.u_next.sy != a.u.sy || a.v2dt2.sx != a.u.sx ||
-      a.v2dt2.sy != a.u.sy)
+  if (!shares_layout(a))
     throw Error("swic: u, u_next and v2dt2 must share one layout");
   const dim3 block(t.x, t.y, 1);
   const dim3 grid(ceil_div(a.region.n.k, t.x), ceil_div(a.region.n.j, t.y),
@@ -172,8 +171,6 @@ cudaFuncAttributes attributes(const Tile& t) {
   return attr;
 }
 
-int dynamic_smem(const Tile&) { return 0; }
-
 const bool kRegistered = register_family(
     {"swic",
      {PropagatorKind::acoustic_iso},
@@ -181,7 +178,7 @@ const bool kRegistered = register_family(
      &launch,
      "2.5D SWiC: current (k,j) plane in smem, output register queue of 9 partial sums",
      &attributes,
-     &dynamic_smem});
+     nullptr});  // no dynamic shared memory
 
 }  // namespace
 }  // namespace minimod::kernels::cuda
