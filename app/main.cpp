@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,9 @@
 #include "io/config.hpp"
 #include "io/output_file.hpp"
 #include "kernels/backends.hpp"
+#include "mpi/comm.hpp"
+#include "mpi/distributed_propagator.hpp"
+#include "mpi/subdomain.hpp"
 #include "physics/error.hpp"
 #include "physics/log.hpp"
 
@@ -80,10 +84,30 @@ Cli parse_cli(int argc, char** argv) {
   return cli;
 }
 
-int run(int argc, char** argv) {
+/// Ranks per axis for this run: the config's, or the least-surface choice; checked against the
+/// rank count.
+mpi::Decomposition plan_decomposition(const app::RunPlan& plan, int ranks) {
+  const auto& shape = plan.problem.grid.shape;
+  const mpi::CutLimits limits = mpi::cut_limits(plan.problem);
+  const auto& asked = plan.config.execution.decomposition;
+  if (asked) {
+    const auto& d = *asked;
+    if (d[0] * d[1] * d[2] != ranks)
+      throw ConfigError("config error: execution.decomposition: [" + std::to_string(d[0]) + ", " +
+                        std::to_string(d[1]) + ", " + std::to_string(d[2]) + "] needs " +
+                        std::to_string(d[0] * d[1] * d[2]) + " ranks, this run has " +
+                        std::to_string(ranks) + " (start it with mpirun -np N or srun -n N)");
+  }
+  return mpi::decompose(shape, asked ? *asked : mpi::choose_dims(shape, ranks, limits), limits);
+}
+
+int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   const Cli cli = parse_cli(argc, argv);
+  const bool root = session.rank() == 0;
+  if (!root) log::set_level(log::Level::warn);  // one voice: rank 0 reports
   if (cli.list_kernels) {
-    for (const auto& line : kernels::list_kernels()) std::printf("%s\n", line.c_str());
+    if (root)
+      for (const auto& line : kernels::list_kernels()) std::printf("%s\n", line.c_str());
     return 0;
   }
   const io::Config config = io::load_config(cli.config, cli.overrides);
@@ -91,28 +115,82 @@ int run(int argc, char** argv) {
   const std::string backend = kernels::resolve_backend(config.execution.backend);
   if (config.execution.threads > 0) omp_set_num_threads(config.execution.threads);
   kernels::check_kernel_name(config.execution.kernel);
+  const bool distributed = session.size() > 1;
+  const mpi::Decomposition decomposition = plan_decomposition(plan, session.size());
 
+  std::string where = "";
+  if (distributed) {
+    const auto b = decomposition.box_of(0);
+    where = "decomposition " + decomposition.dims_string() + " over " +
+            std::to_string(session.size()) + " ranks (rank 0 owns " + std::to_string(b.n.i) + "x" +
+            std::to_string(b.n.j) + "x" + std::to_string(b.n.k) + " points)\n";
+  }
   log::info("minimod " + std::string(MINIMOD_VERSION) + " (" + MINIMOD_COMMIT + "), backend " +
-            backend + "\n" + app::describe(plan));
+            backend + "\n" + app::describe(plan) + where);
   for (const auto& w : plan.warnings) log::warn(w);
   if (cli.dry_run) return 0;
 
-  // Output first: refuse an existing result before spending any time.
-  io::OutputFile out(config.output.file, config.output.overwrite);
-  auto prop = kernels::make_acoustic_iso(plan.problem, backend, config.execution.kernel);
-  log::info("kernel " + prop->kernel() + ", " + std::to_string(omp_get_max_threads()) +
-            " CPU threads");
-  const app::RunResult r = app::run_shot(plan, *prop, &out);
-
-  out.write_receivers(plan.receiver_positions);
-  out.write_seismogram(config.output.record, r.seismogram, plan.receiver_count(), r.samples,
-                       plan.record_every * plan.dt);
-  if (config.output.final_wavefield) {
-    const auto& s = plan.model_shape;
-    std::vector<float> u(static_cast<size_t>(s.i) * s.j * s.k);
-    prop->read_field("u", {{plan.pad_lo[0], plan.pad_lo[1], plan.pad_lo[2]}, s}, {1, 1, 1}, u.data());
-    out.write_final_wavefield(config.output.record, {s.i, s.j, s.k}, u.data());
+  // Output first: refuse an existing result before spending any time (rank 0 writes; the others
+  // learn the verdict, so a refusal ends every rank the same way).
+  std::unique_ptr<io::OutputFile> out;
+  std::string refusal;
+  if (root) {
+    try {
+      out = std::make_unique<io::OutputFile>(config.output.file, config.output.overwrite);
+    } catch (const ConfigError& e) {
+      refusal = e.what();
+    }
   }
+  if (distributed) {
+    int refused = refusal.empty() ? 0 : 1;
+    MPI_Bcast(&refused, 1, MPI_INT, 0, session.comm());
+    if (refused && !root) return 2;
+  }
+  if (!refusal.empty()) throw ConfigError(refusal);
+  uniform = false;  // from here on, an error may strike one rank only
+
+  std::unique_ptr<kernels::Propagator> prop;
+  mpi::DistributedPropagator* dist = nullptr;
+  if (distributed) {
+    mpi::DistributedOptions o;
+    o.backend = backend;
+    o.kernel = config.execution.kernel;
+    o.transport = config.execution.transport;
+    o.local_rank = session.local_rank();
+    auto d = std::make_unique<mpi::DistributedPropagator>(plan.problem, decomposition, session.comm(), o);
+    dist = d.get();
+    prop = std::move(d);
+  } else {
+    prop = kernels::make_acoustic_iso(plan.problem, backend, config.execution.kernel);
+  }
+  log::info("kernel " + prop->kernel() + ", " + std::to_string(omp_get_max_threads()) +
+            " CPU threads" + (dist ? ", halo transport " + dist->transport() : std::string()));
+  app::RunOptions options;
+  if (!root) options.progress_seconds = 0;
+  options.snapshots_without_file = !root;
+  const app::RunResult r = app::run_shot(plan, *prop, out.get(), options);
+
+  std::vector<float> u;
+  const auto& s = plan.model_shape;
+  if (config.output.final_wavefield) {  // collective in a distributed run
+    if (root) u.resize(static_cast<size_t>(s.i) * s.j * s.k);
+    prop->read_field("u", {{plan.pad_lo[0], plan.pad_lo[1], plan.pad_lo[2]}, s}, {1, 1, 1}, u.data());
+  }
+  const kernels::StepSplit split = prop->step_split();
+  auto per_step_ms = [&](double seconds) {
+    const double worst = dist ? dist->max_over_ranks(seconds) : seconds;
+    return plan.steps > 0 ? 1e3 * worst / plan.steps : 0.0;
+  };
+  const double interior_ms = per_step_ms(split.interior), shell_ms = per_step_ms(split.shell),
+               exposed_ms = per_step_ms(split.exchange_exposed), output_ms = per_step_ms(r.output_seconds),
+               step_ms = per_step_ms(r.seconds);
+  if (!root) return 0;
+
+  out->write_receivers(plan.receiver_positions);
+  out->write_seismogram(config.output.record, r.seismogram, plan.receiver_count(), r.samples,
+                        plan.record_every * plan.dt);
+  if (config.output.final_wavefield)
+    out->write_final_wavefield(config.output.record, {s.i, s.j, s.k}, u.data());
   io::RunAttributes attr;
   attr.dt = plan.dt;
   attr.spacing = plan.problem.grid.spacing;
@@ -126,14 +204,17 @@ int run(int argc, char** argv) {
   attr.shape = {plan.model_shape.i, plan.model_shape.j, plan.model_shape.k};
   attr.pml_lo = plan.problem.pml.lo;
   attr.pml_hi = plan.problem.pml.hi;
-  out.set_attributes(attr);
-  out.commit();
+  out->set_attributes(attr);
+  out->commit();
 
   const auto& g = plan.problem.grid.shape;
-  std::printf("summary propagator=%s backend=%s kernel=%s shape=%dx%dx%d ranks=1 steps=%d "
-              "seconds=%.3f gpts_per_s=%.3f snapshot_wait_s=%.3f output=%s\n",
+  std::printf("summary propagator=%s backend=%s kernel=%s shape=%dx%dx%d ranks=%d decomposition=%s "
+              "transport=%s steps=%d seconds=%.3f gpts_per_s=%.3f step_ms=%.4f interior_ms=%.4f "
+              "shell_ms=%.4f exchange_exposed_ms=%.4f output_ms=%.4f snapshot_wait_s=%.3f output=%s\n",
               config.propagator.c_str(), prop->backend().c_str(), prop->kernel().c_str(), g.i, g.j,
-              g.k, plan.steps, r.seconds, r.gpts_per_s, r.snapshot_wait_seconds,
+              g.k, session.size(), decomposition.dims_string().c_str(),
+              dist ? dist->transport().c_str() : "none", plan.steps, r.seconds, r.gpts_per_s, step_ms,
+              interior_ms, shell_ms, exposed_ms, output_ms, r.snapshot_wait_seconds,
               config.output.file.c_str());
   return 0;
 }
@@ -141,13 +222,28 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  std::unique_ptr<mpi::Session> session;
   try {
-    return run(argc, argv);
-  } catch (const ConfigError& e) {
-    log::error(e.what());
-    return 2;
+    session = std::make_unique<mpi::Session>(argc, argv);
   } catch (const std::exception& e) {
     log::error(e.what());
     return 1;
+  }
+  bool uniform = true;  // errors so far strike every rank alike (config, plan): rank 0 reports
+  auto fail = [&](const std::exception& e, int code) {
+    if (session->size() == 1 || uniform) {
+      if (session->rank() == 0) log::error(e.what());
+      return code;
+    }
+    log::error("rank " + std::to_string(session->rank()) + " of " + std::to_string(session->size()) +
+               ": " + e.what());
+    session->abort(code);  // the other ranks would wait for this one forever
+  };
+  try {
+    return run(argc, argv, *session, uniform);
+  } catch (const ConfigError& e) {
+    return fail(e, 2);
+  } catch (const std::exception& e) {
+    return fail(e, 1);
   }
 }

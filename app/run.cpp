@@ -81,12 +81,17 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
   for (int n = 0; n < plan.steps; ++n) {
     prop.step(plan.source, static_cast<float>(plan.wavelet(n * plan.dt)));
     const int done = n + 1;
+    const auto output_start = Clock::now();
     if (nrec > 0 && (done % 256 == 0 || done == plan.steps)) drain_traces();
     if (writer && done % plan.snapshot_every == 0) {
       const int slot = writer->acquire();
       prop.copy_field_async("u", plan.snapshot_box, plan.snapshot_stride, slot);
       writer->submit(slot, done / plan.snapshot_every - 1, done * plan.dt);
+    } else if (opt.snapshots_without_file && plan.snapshot_every > 0 &&
+               done % plan.snapshot_every == 0) {
+      prop.copy_field_async("u", plan.snapshot_box, plan.snapshot_stride, 0);
     }
+    result.output_seconds += std::chrono::duration<double>(Clock::now() - output_start).count();
     if ((opt.health_every > 0 && done % opt.health_every == 0) || done == plan.steps)
       check_health(plan, prop, done);
     const auto now = Clock::now();
@@ -103,7 +108,9 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
     }
   }
   if (writer) {
+    const auto output_start = Clock::now();
     writer->finish();
+    result.output_seconds += std::chrono::duration<double>(Clock::now() - output_start).count();
     result.snapshot_wait_seconds = writer->seconds_waited();
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();

@@ -18,11 +18,15 @@ struct RunResult {
   double seconds = 0;             // wall time of the time loop
   double gpts_per_s = 0;          // grid points updated per second (PML included)
   double snapshot_wait_seconds = 0;  // time the loop waited for the snapshot writer
+  double output_seconds = 0;      // time the loop spent on receivers and snapshots (waits included)
 };
 
 struct RunOptions {
   double progress_seconds = 5.0;  // progress line at most this often (stderr); <= 0: never
   int health_every = 100;         // steps between blow-up checks
+  /// Ranks other than the writer in a distributed run: take part in every snapshot copy (it is
+  /// collective) although `out` is null here.
+  bool snapshots_without_file = false;
 };
 
 /// Runs the plan on `propagator`; writes snapshots to `out` if given (seismograms are returned).

@@ -74,6 +74,7 @@ struct ExecutionConfig {
   std::string backend = "auto";  // auto | cpu | cuda
   std::string kernel = "auto";   // inner-region family (cuda); cpu always runs `reference`
   std::optional<std::array<int, 3>> decomposition;  // MPI ranks per axis; empty = auto
+  std::string transport = "auto";  // halo exchange: auto | host | cuda_aware_mpi | nccl
   int threads = 0;               // OpenMP threads, 0 = default
 };
 

@@ -644,7 +644,7 @@ void read_boundary(const Reader& r, const YAML::Node& node, BoundaryConfig& boun
 }
 
 void read_execution(const Reader& r, const YAML::Node& node, ExecutionConfig& execution) {
-  r.expect_map(node, "execution", {"backend", "kernel", "decomposition", "threads"});
+  r.expect_map(node, "execution", {"backend", "kernel", "decomposition", "transport", "threads"});
   if (const YAML::Node b = node["backend"]) {
     execution.backend = r.choice(b, "execution.backend", {"auto", "cpu", "cuda"});
   }
@@ -655,6 +655,10 @@ void read_execution(const Reader& r, const YAML::Node& node, ExecutionConfig& ex
       execution.decomposition = r.integers<3>(d, "execution.decomposition", 1, kMaxShape,
                                               "auto or a list of 3 integers [px, py, pz]");
     }
+  }
+  if (const YAML::Node t = node["transport"]) {
+    execution.transport =
+        r.choice(t, "execution.transport", {"auto", "host", "cuda_aware_mpi", "nccl"});
   }
   if (const YAML::Node t = node["threads"]) {
     execution.threads = r.integer(t, "execution.threads");

@@ -3,6 +3,8 @@
 #include "physics/error.hpp"
 
 #if defined(MINIMOD_HAVE_CUDA)
+#include <cuda_runtime_api.h>
+
 #include "kernels/cuda/cuda_backend.hpp"
 #endif
 
@@ -13,6 +15,21 @@ int cuda_device_count() {
   return cuda::device_count();
 #else
   return 0;
+#endif
+}
+
+int select_gpu(int local_rank) {
+#if defined(MINIMOD_HAVE_CUDA)
+  const int n = cuda_device_count();
+  if (n == 0) return -1;
+  const int d = local_rank % n;
+  const cudaError_t e = cudaSetDevice(d);
+  if (e != cudaSuccess)
+    throw CudaError("cudaSetDevice(" + std::to_string(d) + "): " + cudaGetErrorString(e));
+  return d;
+#else
+  (void)local_rank;
+  return -1;
 #endif
 }
 

@@ -11,6 +11,10 @@ namespace minimod::kernels {
 /// Number of usable CUDA devices (0 when built without CUDA or without a GPU).
 int cuda_device_count();
 
+/// Makes GPU `local_rank % count` this process's device (one GPU per rank on a node); returns
+/// its index, or -1 without GPUs.
+int select_gpu(int local_rank);
+
 /// "cpu" or "cuda" for a requested backend ("auto", "cpu", "cuda"). Throws ConfigError if the
 /// request cannot be met (cuda without a GPU or without a CUDA build).
 std::string resolve_backend(const std::string& requested);

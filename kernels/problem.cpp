@@ -11,6 +11,10 @@ void finish_problem(AcousticIsoProblem& p) {
   p.derivatives = pml::make_axis_derivatives(h);
 }
 
+std::vector<pml::Region> problem_regions(const AcousticIsoProblem& p) {
+  return p.regions.empty() ? pml::make_regions(p.grid.shape, p.pml) : p.regions;
+}
+
 double Propagator::timed_steps(int first, int steps, const std::vector<NodeWeight>& source,
                                float (*amplitude)(int, const void*), const void* ctx) {
   const auto start = std::chrono::steady_clock::now();

@@ -2,11 +2,13 @@
 // description of the acoustic-isotropic problem it is built from. Distribution and I/O see only this.
 #pragma once
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "kernels/halo.hpp"
 #include "physics/box3.hpp"
 #include "physics/grid.hpp"
 #include "physics/stencil.hpp"
@@ -38,10 +40,36 @@ struct AcousticIsoProblem {
   physics::LaplacianCoeffs laplacian;    // 1/m^2
   std::array<float, 3> inv_4h2{};        // 1/(4 h^2) per axis, for the PML auxiliary update
   pml::AxisDerivatives derivatives{};    // per-axis weights, for the CPML
+  /// The regions to update (inner first). Empty: make_regions(grid.shape, pml). A distributed
+  /// run's subdomain holds the global regions clipped to its box (mpi/subdomain.hpp).
+  std::vector<pml::Region> regions;
+  /// Faces shared with a neighbouring subdomain: their halos come from the exchange.
+  HaloFaces halo;
 };
+
+/// problem.regions, or the regions of the whole grid when it names none.
+std::vector<pml::Region> problem_regions(const AcousticIsoProblem& problem);
 
 /// Fill the derived numbers (laplacian, inv_4h2) from the grid spacing.
 void finish_problem(AcousticIsoProblem& problem);
+
+/// Seconds spent per phase of the distributed step, summed over steps (zero without neighbours).
+struct StepSplit {
+  double shell = 0;             // updating the points neighbours read, and packing them
+  double interior = 0;          // updating the deep interior (overlapped with the exchange)
+  double exchange_exposed = 0;  // waiting for the halos after the interior was done
+  int steps = 0;
+};
+
+/// One receiver sample accumulated: acc + weight * value, rounded once (fma) on every backend, so
+/// a distributed run that sums the nodes elsewhere gets the same bits.
+MM_HOST_DEVICE MM_FORCE_INLINE float accumulate_sample(float acc, float weight, float value) {
+#if defined(__CUDA_ARCH__)
+  return fmaf(weight, value, acc);
+#else
+  return std::fma(weight, value, acc);
+#endif
+}
 
 /// Health of the current wavefield: the blow-up check.
 struct FieldHealth {
@@ -72,6 +100,9 @@ class Propagator {
                           const physics::Index3& stride, float* out) = 0;
   /// Set u_prev and u on the whole grid (dense C-order host arrays): tests, restarts.
   virtual void write_state(const float* u_prev, const float* u) = 0;
+  /// Write a dense [i][j][k] array into a box of a field; the box may cover halo points (a
+  /// distributed run sets its halos this way before write_state, which then applies free surfaces).
+  virtual void write_field(const std::string& name, const physics::Box3& box, const float* data) = 0;
   virtual FieldHealth health() = 0;
 
   /// Seconds that `steps` steps take, timed on the device (CUDA events) or by the wall clock;
@@ -87,6 +118,12 @@ class Propagator {
   virtual void copy_field_async(const std::string& name, const physics::Box3& box,
                                 const physics::Index3& stride, int slot);
   virtual void wait_copy(int slot);
+
+  /// Distributed runs: the transport that fills the halos of problem.halo's faces every step
+  /// (it must outlive the propagator's steps). Without one, faces with a neighbour are not updated.
+  virtual void set_halo_transport(HaloTransport* transport) = 0;
+  /// Time per phase of the distributed step so far.
+  virtual StepSplit step_split() const { return {}; }
 
  private:
   std::vector<float> host_slots_[kSnapshotSlots];

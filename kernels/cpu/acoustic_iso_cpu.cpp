@@ -3,6 +3,7 @@
 // except at free surfaces, where it holds the odd mirror image of the field.
 #include <algorithm>
 #include <array>
+#include <chrono>
 #if defined(__AVX512F__)
 #include <immintrin.h>
 #elif defined(__SSE__)
@@ -270,7 +271,8 @@ class CpuAcousticIso final : public Propagator {
         u_prev_(layout_.elements()),
         v2dt2_(layout_.elements()),
         aux_(problem.pml_kind == pml::PmlKind::minimod ? layout_.elements() : 0),
-        regions_(pml::make_regions(problem.grid.shape, problem.pml)) {
+        regions_(problem_regions(problem)),
+        split_(split_shell(problem.grid.shape, problem.halo)) {
     if (p_.pml_kind == pml::PmlKind::cpml) {
       for (auto* f : {&psi_[0], &psi_[1], &psi_[2], &zeta_[0], &zeta_[1], &zeta_[2]})
         *f = AlignedBuffer(layout_.elements());
@@ -298,13 +300,62 @@ class CpuAcousticIso final : public Propagator {
 
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
     flush_denormals_to_zero();
-    update_all();
+    if (p_.pml_kind == pml::PmlKind::cpml) update_psi();
     const auto un = view(u_prev_);
-    for (const auto& s : source) un(s.node.i, s.node.j, s.node.k) += s.weight * amplitude;
+    // Sources inside `part` only: in a distributed step the shell's are added before it is sent.
+    auto inject = [&](const Box3& part) {
+      for (const auto& s : source)
+        if (part.contains(s.node.i, s.node.j, s.node.k))
+          un(s.node.i, s.node.j, s.node.k) += s.weight * amplitude;
+    };
+    if (transport_ == nullptr || !p_.halo.any()) {
+      update_box(p_.grid.box());
+      inject(p_.grid.box());
+    } else {
+      using clock = std::chrono::steady_clock;
+      const auto t0 = clock::now();
+      for (const auto& b : split_.shell) {
+        update_box(b);
+        inject(b);
+      }
+      float* send[6] = {};
+      float* recv[6] = {};
+      std::int64_t count[6] = {};
+      for (int f = 0; f < 6; ++f) {
+        if (!p_.halo.neighbour[static_cast<size_t>(f)]) continue;
+        const Box3 b = send_box(p_.grid.shape, f);
+        count[f] = b.points();
+        halo_send_[f].resize(static_cast<size_t>(count[f]));
+        halo_recv_[f].resize(static_cast<size_t>(count[f]));
+        send[f] = halo_send_[f].data();
+        recv[f] = halo_recv_[f].data();
+        copy_box(un, b, send[f], true);
+      }
+      transport_->start(send, recv, count, nullptr);
+      const auto t1 = clock::now();
+      update_box(split_.interior);
+      inject(split_.interior);
+      const auto t2 = clock::now();
+      transport_->finish(nullptr);
+      for (int f = 0; f < 6; ++f)
+        if (count[f] > 0) copy_box(un, recv_box(p_.grid.shape, f), recv[f], false);
+      const auto t3 = clock::now();
+      split_times_.shell += std::chrono::duration<double>(t1 - t0).count();
+      split_times_.interior += std::chrono::duration<double>(t2 - t1).count();
+      split_times_.exchange_exposed += std::chrono::duration<double>(t3 - t2).count();
+      ++split_times_.steps;
+    }
     apply_free_surfaces(un);
     std::swap(u_, u_prev_);
     record();
   }
+
+  void set_halo_transport(HaloTransport* transport) override {
+    if (transport != nullptr && transport->memory() != HaloTransport::Memory::host)
+      throw std::invalid_argument("the CPU backend exchanges halos through host memory only");
+    transport_ = transport;
+  }
+  StepSplit step_split() const override { return split_times_; }
 
   void take_traces(std::vector<float>& out) override {
     out.swap(traces_);
@@ -330,6 +381,10 @@ class CpuAcousticIso final : public Propagator {
         std::memcpy(b.ptr(i, j, 0), u + o, sizeof(float) * n.k);
       }
     apply_free_surfaces(b);
+  }
+
+  void write_field(const std::string& name, const Box3& box, const float* data) override {
+    copy_box(view(field(name)), box, const_cast<float*>(data), false);
   }
 
   FieldHealth health() override {
@@ -388,77 +443,117 @@ class CpuAcousticIso final : public Propagator {
     throw std::invalid_argument("no field named '" + name + "' in the acoustic_iso propagator");
   }
 
-  /// One sweep over all rows (i, j), cache-blocked along j: each row is split by the regions into
-  /// PML parts and the inner part, so u is streamed from memory once per step whatever the PML.
-  void update_all() {
-    const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
-    const Box3 inner = regions_.front().is_pml ? Box3{} : regions_.front().box;
+  /// The row (i, j)'s k-range [k0, k1) split into its PML parts (f) and its inner part (g):
+  /// either all PML, or PML | inner | PML.
+  template <class F, class G>
+  void for_row_parts(const Box3& inner, int i, int j, int k0, int k1, F&& f, G&& g) const {
+    const bool inner_row = !inner.empty() && i >= inner.lo.i && i < inner.hi().i &&
+                           j >= inner.lo.j && j < inner.hi().j;
+    if (!inner_row) {
+      if (k1 > k0) f(k0, k1);
+      return;
+    }
+    const int a = std::max(k0, std::min(k1, inner.lo.k)), b = std::min(k1, std::max(k0, inner.hi().k));
+    if (a > k0) f(k0, a);
+    if (b > a) g(a, b);
+    if (k1 > b) f(b, k1);
+  }
+
+  Box3 inner_box() const { return regions_.front().is_pml ? Box3{} : regions_.front().box; }
+
+  CpmlRowArgs cpml_args() const {
+    const auto u = view(u_);
+    CpmlRowArgs ca{p_.derivatives, {}, {}, u.sx, u.sy};
+    for (int a = 0; a < 3; ++a) {
+      ca.a[a] = p_.cpml.a[a].data();
+      ca.b[a] = p_.cpml.b[a].data();
+    }
+    return ca;
+  }
+
+  /// CPML first pass: psi from u^n on every PML row part (the u update reads psi's stencil).
+  void update_psi() {
+    const auto u = view(u_);
+    const Box3 inner = inner_box();
     const Index3 n = p_.grid.shape;
+    const CpmlRowArgs ca = cpml_args();
+    const View3<float> psi[3] = {view(psi_[0]), view(psi_[1]), view(psi_[2])};
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int i = 0; i < n.i; ++i) {
+      for (int j = 0; j < n.j; ++j) {
+        float* const p[3] = {psi[0].ptr(i, j, 0), psi[1].ptr(i, j, 0), psi[2].ptr(i, j, 0)};
+        for_row_parts(
+            inner, i, j, 0, n.k,
+            [&](int k0, int k1) { cpml_psi_row(u.ptr(i, j, 0), p, i, j, k0, k1, ca); },
+            [](int, int) {});
+      }
+    }
+  }
+
+  /// u_next on the points of `part`: one sweep over its rows (i, j), cache-blocked along j; each
+  /// row is split by the regions into PML parts and the inner part, so u is streamed from memory
+  /// once per step whatever the PML.
+  void update_box(const Box3& part) {
+    if (part.empty()) return;
+    const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
+    const Box3 inner = inner_box();
     const std::int64_t sx = u.sx, sy = u.sy;
-    const int tiles = (n.j + kTileJ - 1) / kTileJ;
+    const int j_lo = part.lo.j, j_hi = part.hi().j, k_lo = part.lo.k, k_hi = part.hi().k;
+    const int tiles = (part.n.j + kTileJ - 1) / kTileJ;
     const bool cpml = p_.pml_kind == pml::PmlKind::cpml;
     const auto ax = cpml ? View3<float>{} : view(aux_);
     const PmlRowArgs pa{p_.laplacian, p_.inv_4h2, p_.damping.eta[0].data() + 1,
                         p_.damping.eta[1].data() + 1, p_.damping.eta[2].data() + 1, sx, sy};
-    CpmlRowArgs ca{p_.derivatives, {}, {}, sx, sy};
+    const CpmlRowArgs ca = cpml ? cpml_args() : CpmlRowArgs{};
     View3<float> psi[3], zeta[3];
     if (cpml) {
       for (int a = 0; a < 3; ++a) {
-        ca.a[a] = p_.cpml.a[a].data();
-        ca.b[a] = p_.cpml.b[a].data();
         psi[a] = view(psi_[a]);
         zeta[a] = view(zeta_[a]);
       }
     }
-    // Each row's PML parts, in order: the whole row, or [0, inner.lo.k) and [inner.hi.k, n.k).
-    auto for_pml_parts = [&](int i, int j, auto&& f) {
-      const bool inner_row = !inner.empty() && i >= inner.lo.i && i < inner.hi().i &&
-                             j >= inner.lo.j && j < inner.hi().j;
-      if (!inner_row) return f(0, n.k);
-      f(0, inner.lo.k);
-      f(inner.hi().k, n.k);
-    };
-    if (cpml) {  // first pass: psi from u^n, on the PML rows only
-#pragma omp parallel for collapse(2) schedule(static)
-      for (int i = 0; i < n.i; ++i) {
-        for (int j = 0; j < n.j; ++j) {
-          float* const p[3] = {psi[0].ptr(i, j, 0), psi[1].ptr(i, j, 0), psi[2].ptr(i, j, 0)};
-          for_pml_parts(i, j, [&](int k0, int k1) {
-            if (k1 > k0) cpml_psi_row(u.ptr(i, j, 0), p, i, j, k0, k1, ca);
-          });
-        }
-      }
-    }
 #pragma omp parallel for schedule(static)
     for (int t = 0; t < tiles; ++t) {
-      const int j0 = t * kTileJ, j1 = std::min(j0 + kTileJ, n.j);
-      for (int i = 0; i < n.i; ++i) {
+      const int j0 = j_lo + t * kTileJ, j1 = std::min(j0 + kTileJ, j_hi);
+      for (int i = part.lo.i; i < part.hi().i; ++i) {
         for (int j = j0; j < j1; ++j) {
           const float* up = u.ptr(i, j, 0);
           float* unp = un.ptr(i, j, 0);
           const float* mp = m.ptr(i, j, 0);
-          for_pml_parts(i, j, [&](int k0, int k1) {
-            if (k1 <= k0) return;
-            if (cpml) {
-              float* const p[3] = {psi[0].ptr(i, j, 0), psi[1].ptr(i, j, 0), psi[2].ptr(i, j, 0)};
-              float* const z[3] = {zeta[0].ptr(i, j, 0), zeta[1].ptr(i, j, 0), zeta[2].ptr(i, j, 0)};
-              cpml_row(up, unp, mp, p, z, i, j, k0, k1, ca);
-            } else {
-              float* const ap = ax.ptr(i, j, 0);
-              // Same L2 prefetch as in inner_row_update (u at i + 5, j + 4; the rest at i + 1).
-              prefetch_row_l2(up, 5 * sx + 4 * sy, k0, k1);
-              prefetch_row_l2(unp, sx, k0, k1);
-              prefetch_row_l2(mp, sx, k0, k1);
-              prefetch_row_l2(ap, sx, k0, k1);
-              pml_row(up, unp, mp, ap, i, j, k0, k1, pa);
-            }
-          });
-          if (!inner.empty() && i >= inner.lo.i && i < inner.hi().i && j >= inner.lo.j &&
-              j < inner.hi().j)
-            inner_row_update(up, unp, mp, inner.lo.k, inner.hi().k, sx, sy, p_.laplacian);
+          for_row_parts(
+              inner, i, j, k_lo, k_hi,
+              [&](int k0, int k1) {
+                if (cpml) {
+                  float* const p[3] = {psi[0].ptr(i, j, 0), psi[1].ptr(i, j, 0), psi[2].ptr(i, j, 0)};
+                  float* const z[3] = {zeta[0].ptr(i, j, 0), zeta[1].ptr(i, j, 0),
+                                       zeta[2].ptr(i, j, 0)};
+                  cpml_row(up, unp, mp, p, z, i, j, k0, k1, ca);
+                } else {
+                  float* const ap = ax.ptr(i, j, 0);
+                  // Same L2 prefetch as in inner_row_update (u at i + 5, j + 4; the rest at i + 1).
+                  prefetch_row_l2(up, 5 * sx + 4 * sy, k0, k1);
+                  prefetch_row_l2(unp, sx, k0, k1);
+                  prefetch_row_l2(mp, sx, k0, k1);
+                  prefetch_row_l2(ap, sx, k0, k1);
+                  pml_row(up, unp, mp, ap, i, j, k0, k1, pa);
+                }
+              },
+              [&](int k0, int k1) { inner_row_update(up, unp, mp, k0, k1, sx, sy, p_.laplacian); });
         }
       }
     }
+  }
+
+  /// Between the field (view f) and a dense [i][j][k] copy of box b: pack (to_dense) or unpack.
+  static void copy_box(const View3<float>& f, const Box3& b, float* dense, bool to_dense) {
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int i = 0; i < b.n.i; ++i)
+      for (int j = 0; j < b.n.j; ++j) {
+        float* row = f.ptr(b.lo.i + i, b.lo.j + j, b.lo.k);
+        float* d = dense + (static_cast<std::int64_t>(i) * b.n.j + j) * b.n.k;
+        if (to_dense) std::memcpy(d, row, sizeof(float) * static_cast<size_t>(b.n.k));
+        else std::memcpy(row, d, sizeof(float) * static_cast<size_t>(b.n.k));
+      }
   }
 
   /// Pressure-release surface on the face's first grid plane: u = 0 there and the halo holds the
@@ -472,8 +567,11 @@ class CpuAcousticIso final : public Propagator {
       const int s = hi ? n[axis] - 1 : 0;  // surface plane
       const int dir = hi ? 1 : -1;          // towards the halo
       const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-      for (int x1 = 0; x1 < n[a1]; ++x1) {
-        for (int x2 = 0; x2 < n[a2]; ++x2) {
+      // Over the halo columns of exchanged faces too: the neighbour's copy of the surface plane
+      // must be zeroed here as well (the stencil reads it, it arrived before the zeroing).
+      const Box3 span = halo_span(n);
+      for (int x1 = span.lo[a1]; x1 < span.hi()[a1]; ++x1) {
+        for (int x2 = span.lo[a2]; x2 < span.hi()[a2]; ++x2) {
           auto at = [&](int along) -> float& {
             int idx[3];
             idx[axis] = along;
@@ -488,13 +586,29 @@ class CpuAcousticIso final : public Propagator {
     }
   }
 
+  /// The own points plus the halo planes of faces with a neighbour.
+  Box3 halo_span(const Index3& n) const {
+    Box3 b{{0, 0, 0}, n};
+    for (int a = 0; a < 3; ++a) {
+      if (p_.halo.neighbour[static_cast<size_t>(2 * a)]) {
+        b.lo[a] -= kHaloWidth;
+        b.n[a] += kHaloWidth;
+      }
+      if (p_.halo.neighbour[static_cast<size_t>(2 * a + 1)]) b.n[a] += kHaloWidth;
+    }
+    return b;
+  }
+
   void record() {
     if (receiver_count_ == 0) return;
     const size_t base = traces_.size();
     traces_.resize(base + static_cast<size_t>(receiver_count_), 0.0f);
     const auto u = view(u_);
     for (const auto& r : receivers_)
-      traces_[base + static_cast<size_t>(r.point)] += r.weight * u(r.node.i, r.node.j, r.node.k);
+    {
+      float& acc = traces_[base + static_cast<size_t>(r.point)];
+      acc = accumulate_sample(acc, r.weight, u(r.node.i, r.node.j, r.node.k));
+    }
   }
 
   AcousticIsoProblem p_;
@@ -502,6 +616,10 @@ class CpuAcousticIso final : public Propagator {
   AlignedBuffer u_, u_prev_, v2dt2_, aux_;  // aux_: Minimod PML only
   AlignedBuffer psi_[3], zeta_[3];          // CPML only
   std::vector<pml::Region> regions_;
+  ShellSplit split_;
+  HaloTransport* transport_ = nullptr;
+  std::vector<float> halo_send_[6], halo_recv_[6];
+  StepSplit split_times_;
   std::vector<NodeWeight> receivers_;
   int receiver_count_ = 0;
   std::vector<float> traces_;

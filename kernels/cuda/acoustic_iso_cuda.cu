@@ -33,7 +33,7 @@ struct SourceNodes {
   float weight[kMaxSourceNodes];
 };
 
-__global__ void inject(float* field, SourceNodes s, float amplitude) {
+__global__ void inject_nodes(float* field, SourceNodes s, float amplitude) {
   const int n = static_cast<int>(threadIdx.x);
   if (n < s.count) field[s.offset[n]] += s.weight[n] * amplitude;
 }
@@ -44,16 +44,17 @@ __global__ void sample(const float* field, const std::int64_t* offset, const flo
   const int r = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   if (r >= receivers) return;
   float acc = 0;
-  for (int e = first[r]; e < first[r + 1]; ++e) acc += weight[e] * field[offset[e]];
+  for (int e = first[r]; e < first[r + 1]; ++e) acc = accumulate_sample(acc, weight[e], field[offset[e]]);
   out[r] = acc;
 }
 
-/// Free surface on plane `s` of `axis`: u = 0 there, odd mirror into the halo (towards `dir`).
-__global__ void free_surface(View3<float> f, Index3 n, int axis, int s, int dir) {
+/// Free surface on plane `s` of `axis`: u = 0 there, odd mirror into the halo (towards `dir`), on
+/// the columns of `span` (the own points plus the halo planes of exchanged faces).
+__global__ void free_surface(View3<float> f, Box3 span, int axis, int s, int dir) {
   const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-  const int x2 = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int x1 = static_cast<int>(blockIdx.y);
-  if (x2 >= n[a2] || x1 >= n[a1]) return;
+  const int x2 = span.lo[a2] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int x1 = span.lo[a1] + static_cast<int>(blockIdx.y);
+  if (x2 >= span.hi()[a2] || x1 >= span.hi()[a1]) return;
   int idx[3];
   idx[a1] = x1;
   idx[a2] = x2;
@@ -89,6 +90,15 @@ __global__ void fill_smooth(View3<float> f, Index3 n, float wi, float wj, float 
   f(i, j, k) = 1e-3f * sinf(wi * i + phase) * sinf(wj * j + 2 * phase) * sinf(wk * k + 3 * phase);
 }
 
+/// Scatter a dense array [i][j][k] into a box (the halo unpack).
+__global__ void scatter(View3<float> f, Box3 box, const float* in) {
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = static_cast<int>(blockIdx.y), i = static_cast<int>(blockIdx.z);
+  if (k >= box.n.k) return;
+  f(box.lo.i + i, box.lo.j + j, box.lo.k + k) =
+      in[(static_cast<std::int64_t>(i) * box.n.j + j) * box.n.k + k];
+}
+
 /// Gather a strided box into a dense array [i][j][k].
 __global__ void gather(View3<const float> f, Box3 box, Index3 stride, Index3 out_n, float* out) {
   const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
@@ -105,7 +115,9 @@ class CudaAcousticIso final : public Propagator {
         family_(&family),
         tile_(tile),
         layout_(FieldLayout::make(problem.grid.box(), physics::kRadius)),
-        regions_(pml::make_regions(problem.grid.shape, problem.pml)) {
+        regions_(problem_regions(problem)),
+        split_(split_shell(problem.grid.shape, problem.halo)),
+        shell_family_(&find_family("gmem", PropagatorKind::acoustic_iso)) {
     check_fits(cuda_memory_plan(problem, 0));
     const std::int64_t n = layout_.elements();
     u_ = DeviceBuffer<float>(n, "u");
@@ -179,59 +191,26 @@ class CudaAcousticIso final : public Propagator {
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
     const cudaStream_t s0 = inner_stream_.get(), s1 = pml_stream_.get();
     MM_CUDA_CHECK(cudaStreamWaitEvent(s1, step_done_.get(), 0));
-    const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
-    PmlStepArgs pa{};
-    pa.u = u;
-    pa.u_next = un;
-    pa.v2dt2 = m;
-    pa.laplacian = p_.laplacian;
-    pa.derivatives = p_.derivatives;
+    const PmlStepArgs pa = pml_args();
     if (cpml()) {
-      for (int a = 0; a < 3; ++a) {
-        pa.psi[a] = view(psi_[a]);
-        pa.zeta[a] = view(zeta_[a]);
-        pa.a[a] = cpml_a_[a].data();
-        pa.b[a] = cpml_b_[a].data();
-      }
+      PmlStepArgs psi = pa;
       for (const auto& r : regions_) {  // psi^n everywhere first: the update reads its stencil
         if (!r.is_pml) continue;
-        pa.region = r.box;
-        launch_cpml_psi(pa, s1);
+        psi.region = r.box;
+        launch_cpml_psi(psi, s1);
         MM_CUDA_CHECK_LAUNCH("cpml_psi");
       }
+      MM_CUDA_CHECK(cudaEventRecord(psi_done_.get(), s1));
+      MM_CUDA_CHECK(cudaStreamWaitEvent(s0, psi_done_.get(), 0));
+    }
+    const auto un = view(u_prev_);
+    if (transport_ == nullptr || !p_.halo.any()) {
+      update_part(p_.grid.box(), *family_, pa, s0, s1);
+      MM_CUDA_CHECK(cudaEventRecord(pml_done_.get(), s1));
+      MM_CUDA_CHECK(cudaStreamWaitEvent(s0, pml_done_.get(), 0));
+      inject(source, p_.grid.box(), amplitude, s0);
     } else {
-      pa.aux = view(aux_);
-      pa.eta_x = eta_[0].data();
-      pa.eta_y = eta_[1].data();
-      pa.eta_z = eta_[2].data();
-      for (int a = 0; a < 3; ++a) pa.inv_4h2[a] = p_.inv_4h2[a];
-    }
-    for (const auto& r : regions_) {
-      if (!r.is_pml) {
-        family_->launch(IsoStepArgs{r.box, u, un, m, p_.laplacian}, tile_, s0);
-        MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-      } else {
-        pa.region = r.box;
-        if (cpml()) {
-          launch_cpml(pa, s1);
-        } else {
-          launch_pml(pa, s1);
-        }
-        MM_CUDA_CHECK_LAUNCH("pml");
-      }
-    }
-    MM_CUDA_CHECK(cudaEventRecord(pml_done_.get(), s1));
-    MM_CUDA_CHECK(cudaStreamWaitEvent(s0, pml_done_.get(), 0));
-    for (size_t first = 0; first < source.size(); first += kMaxSourceNodes) {
-      SourceNodes sn;
-      sn.count = static_cast<int>(std::min<size_t>(kMaxSourceNodes, source.size() - first));
-      for (int e = 0; e < sn.count; ++e) {
-        const auto& nw = source[first + static_cast<size_t>(e)];
-        sn.offset[e] = un.offset(nw.node.i, nw.node.j, nw.node.k);
-        sn.weight[e] = nw.weight;
-      }
-      inject<<<1, kMaxSourceNodes, 0, s0>>>(un.origin, sn, amplitude);
-      MM_CUDA_CHECK_LAUNCH("inject");
+      exchanging_step(source, amplitude, pa);
     }
     apply_free_surfaces(un, s0);
     u_.swap(u_prev_);
@@ -243,6 +222,13 @@ class CudaAcousticIso final : public Propagator {
       if (++slot_ == kTraceSlots) drain();
     }
     MM_CUDA_CHECK(cudaEventRecord(step_done_.get(), s0));
+  }
+
+  void set_halo_transport(HaloTransport* transport) override { transport_ = transport; }
+
+  StepSplit step_split() const override {
+    for (auto& t : split_ring_) resolve(t);
+    return split_times_;
   }
 
   void take_traces(std::vector<float>& out) override {
@@ -273,6 +259,18 @@ class CudaAcousticIso final : public Propagator {
     upload_dense(u_, u);
     apply_free_surfaces(view(u_), inner_stream_.get());
     MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
+  }
+
+  void write_field(const std::string& name, const Box3& box, const float* data) override {
+    if (box.empty()) return;
+    const cudaStream_t s0 = inner_stream_.get();
+    MM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    DeviceBuffer<float> dense(box.points(), "field upload");
+    MM_CUDA_CHECK(cudaMemcpy(dense.data(), data, static_cast<size_t>(box.points()) * 4, cudaMemcpyHostToDevice));
+    scatter<<<dim3(ceil_div(box.n.k, 128), box.n.j, box.n.i), 128, 0, s0>>>(view(field(name)), box,
+                                                                         dense.data());
+    MM_CUDA_CHECK_LAUNCH("scatter");
+    MM_CUDA_CHECK(cudaStreamSynchronize(s0));
   }
 
   double timed_steps(int first, int steps, const std::vector<NodeWeight>& source,
@@ -407,6 +405,165 @@ class CudaAcousticIso final : public Propagator {
 
   bool cpml() const { return p_.pml_kind == pml::PmlKind::cpml; }
 
+  PmlStepArgs pml_args() const {
+    PmlStepArgs pa{};
+    pa.u = view(u_);
+    pa.u_next = view(u_prev_);
+    pa.v2dt2 = view(v2dt2_);
+    pa.laplacian = p_.laplacian;
+    pa.derivatives = p_.derivatives;
+    if (cpml()) {
+      for (int a = 0; a < 3; ++a) {
+        pa.psi[a] = view(psi_[a]);
+        pa.zeta[a] = view(zeta_[a]);
+        pa.a[a] = cpml_a_[a].data();
+        pa.b[a] = cpml_b_[a].data();
+      }
+    } else {
+      pa.aux = view(aux_);
+      pa.eta_x = eta_[0].data();
+      pa.eta_y = eta_[1].data();
+      pa.eta_z = eta_[2].data();
+      for (int a = 0; a < 3; ++a) pa.inv_4h2[a] = p_.inv_4h2[a];
+    }
+    return pa;
+  }
+
+  /// u_next on the points of `part`: the inner region's share with `family` on `inner_stream`, the
+  /// PML slabs' shares on `pml_stream`.
+  void update_part(const Box3& part, const KernelFamily& family, PmlStepArgs pa,
+                   cudaStream_t inner_stream, cudaStream_t pml_stream) const {
+    const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
+    for (const auto& r : regions_) {
+      const Box3 b = physics::intersect(r.box, part);
+      if (b.empty()) continue;
+      if (!r.is_pml) {
+        family.launch(IsoStepArgs{b, u, un, m, p_.laplacian}, tile_for(family), inner_stream);
+        MM_CUDA_CHECK_LAUNCH(family.name.c_str());
+      } else {
+        pa.region = b;
+        if (cpml()) {
+          launch_cpml(pa, pml_stream);
+        } else {
+          launch_pml(pa, pml_stream);
+        }
+        MM_CUDA_CHECK_LAUNCH("pml");
+      }
+    }
+  }
+
+  const Tile& tile_for(const KernelFamily& family) const {
+    return &family == family_ ? tile_ : family.tunables.front();
+  }
+
+  /// Adds the source nodes inside `part` to u_next.
+  void inject(const std::vector<NodeWeight>& source, const Box3& part, float amplitude,
+              cudaStream_t s) const {
+    const auto un = view(u_prev_);
+    SourceNodes sn;
+    auto flush = [&] {
+      if (sn.count == 0) return;
+      inject_nodes<<<1, kMaxSourceNodes, 0, s>>>(un.origin, sn, amplitude);
+      MM_CUDA_CHECK_LAUNCH("inject");
+      sn.count = 0;
+    };
+    for (const auto& nw : source) {
+      if (!part.contains(nw.node.i, nw.node.j, nw.node.k)) continue;
+      sn.offset[sn.count] = un.offset(nw.node.i, nw.node.j, nw.node.k);
+      sn.weight[sn.count] = nw.weight;
+      if (++sn.count == kMaxSourceNodes) flush();
+    }
+    flush();
+  }
+
+  /// A distributed step: the shell (with its sources) on the PML stream, packed and sent on the
+  /// halo stream while the interior runs on both compute streams; the halos are unpacked before
+  /// the free surfaces and the receivers see u_next.
+  void exchanging_step(const std::vector<NodeWeight>& source, float amplitude, const PmlStepArgs& pa) {
+    const cudaStream_t s0 = inner_stream_.get(), s1 = pml_stream_.get(), sh = halo_stream_.get();
+    SplitEvents& ev = split_ring_[split_next_];
+    resolve(ev);
+    split_next_ = (split_next_ + 1) % split_ring_.size();
+    MM_CUDA_CHECK(cudaEventRecord(ev.start.get(), s1));
+    for (const auto& b : split_.shell) {
+      update_part(b, *shell_family_, pa, s1, s1);
+      inject(source, b, amplitude, s1);
+    }
+    MM_CUDA_CHECK(cudaEventRecord(ev.shell.get(), s1));
+    MM_CUDA_CHECK(cudaStreamWaitEvent(sh, ev.shell.get(), 0));
+    const bool staged = transport_->memory() == HaloTransport::Memory::host;
+    float* send[6] = {};
+    float* recv[6] = {};
+    std::int64_t count[6] = {};
+    const auto un = view(u_prev_);
+    for (int f = 0; f < 6; ++f) {
+      if (!p_.halo.neighbour[static_cast<size_t>(f)]) continue;
+      const Box3 b = send_box(p_.grid.shape, f);
+      count[f] = b.points();
+      auto& h = halo_[f];
+      if (h.send.size() < count[f]) {
+        h.send = DeviceBuffer<float>(count[f], "halo send");
+        h.recv = DeviceBuffer<float>(count[f], "halo receive");
+        if (staged) {
+          h.send_host = PinnedBuffer<float>(count[f]);
+          h.recv_host = PinnedBuffer<float>(count[f]);
+        }
+      }
+      gather<<<dim3(ceil_div(b.n.k, 128), b.n.j, b.n.i), 128, 0, sh>>>(un, b, {1, 1, 1}, b.n,
+                                                                       h.send.data());
+      MM_CUDA_CHECK_LAUNCH("halo pack");
+      if (staged) {
+        MM_CUDA_CHECK(cudaMemcpyAsync(h.send_host.data(), h.send.data(),
+                                      static_cast<size_t>(count[f]) * 4, cudaMemcpyDeviceToHost, sh));
+      }
+      send[f] = staged ? h.send_host.data() : h.send.data();
+      recv[f] = staged ? h.recv_host.data() : h.recv.data();
+    }
+    // The interior, queued before the host waits for anything below.
+    update_part(split_.interior, *family_, pa, s0, s1);
+    MM_CUDA_CHECK(cudaEventRecord(pml_done_.get(), s1));
+    MM_CUDA_CHECK(cudaStreamWaitEvent(s0, pml_done_.get(), 0));
+    inject(source, split_.interior, amplitude, s0);
+    MM_CUDA_CHECK(cudaEventRecord(ev.interior.get(), s0));
+    if (staged) MM_CUDA_CHECK(cudaStreamSynchronize(sh));
+    transport_->start(send, recv, count, sh);
+    transport_->finish(sh);
+    for (int f = 0; f < 6; ++f) {
+      if (count[f] == 0) continue;
+      auto& h = halo_[f];
+      if (staged) {
+        MM_CUDA_CHECK(cudaMemcpyAsync(h.recv.data(), h.recv_host.data(),
+                                      static_cast<size_t>(count[f]) * 4, cudaMemcpyHostToDevice, sh));
+      }
+      const Box3 b = recv_box(p_.grid.shape, f);
+      scatter<<<dim3(ceil_div(b.n.k, 128), b.n.j, b.n.i), 128, 0, sh>>>(un, b, h.recv.data());
+      MM_CUDA_CHECK_LAUNCH("halo unpack");
+    }
+    MM_CUDA_CHECK(cudaEventRecord(ev.halo.get(), sh));
+    MM_CUDA_CHECK(cudaStreamWaitEvent(s0, ev.halo.get(), 0));
+    ev.pending = true;
+  }
+
+  /// Phase events of one exchanging step, read back (once) when the ring comes round again.
+  struct SplitEvents {
+    Event start{true}, shell{true}, interior{true}, halo{true};
+    bool pending = false;
+  };
+  void resolve(SplitEvents& ev) const {
+    if (!ev.pending) return;
+    MM_CUDA_CHECK(cudaEventSynchronize(ev.halo.get()));
+    MM_CUDA_CHECK(cudaEventSynchronize(ev.interior.get()));
+    float shell = 0, interior = 0, halo = 0;
+    MM_CUDA_CHECK(cudaEventElapsedTime(&shell, ev.start.get(), ev.shell.get()));
+    MM_CUDA_CHECK(cudaEventElapsedTime(&interior, ev.start.get(), ev.interior.get()));
+    MM_CUDA_CHECK(cudaEventElapsedTime(&halo, ev.interior.get(), ev.halo.get()));
+    split_times_.shell += shell * 1e-3;
+    split_times_.interior += interior * 1e-3;
+    split_times_.exchange_exposed += std::max(0.0f, halo) * 1e-3;
+    ++split_times_.steps;
+    ev.pending = false;
+  }
+
   void check_fits(std::int64_t need) const {
     size_t free = 0, total = 0;
     MM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
@@ -434,13 +591,23 @@ class CudaAcousticIso final : public Propagator {
 
   void apply_free_surfaces(const View3<float>& f, cudaStream_t s) {
     const Index3 n = p_.grid.shape;
+    // Over the halo columns of exchanged faces too: the neighbour's copy of the surface plane
+    // must be zeroed here as well (the stencil reads it, it arrived before the zeroing).
+    Box3 span{{0, 0, 0}, n};
+    for (int a = 0; a < 3; ++a) {
+      if (p_.halo.neighbour[static_cast<size_t>(2 * a)]) {
+        span.lo[a] -= kHaloWidth;
+        span.n[a] += kHaloWidth;
+      }
+      if (p_.halo.neighbour[static_cast<size_t>(2 * a + 1)]) span.n[a] += kHaloWidth;
+    }
     for (int face = 0; face < 6; ++face) {
       if (!p_.free_surface[static_cast<size_t>(face)]) continue;
       const int axis = face / 2;
       const bool hi = face % 2;
       const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-      free_surface<<<dim3(ceil_div(n[a2], 128), n[a1]), 128, 0, s>>>(f, n, axis, hi ? n[axis] - 1 : 0,
-                                                                     hi ? 1 : -1);
+      free_surface<<<dim3(ceil_div(span.n[a2], 128), span.n[a1]), 128, 0, s>>>(
+          f, span, axis, hi ? n[axis] - 1 : 0, hi ? 1 : -1);
       MM_CUDA_CHECK_LAUNCH("free_surface");
     }
   }
@@ -461,14 +628,25 @@ class CudaAcousticIso final : public Propagator {
   Tile tile_;
   FieldLayout layout_;
   std::vector<pml::Region> regions_;
+  ShellSplit split_;
+  const KernelFamily* shell_family_;  // one thread per point: the thin shell boxes
+  HaloTransport* transport_ = nullptr;
+  struct HaloBuffers {
+    DeviceBuffer<float> send, recv;
+    PinnedBuffer<float> send_host, recv_host;  // host-memory transports
+  };
+  HaloBuffers halo_[6];
+  mutable std::vector<SplitEvents> split_ring_ = std::vector<SplitEvents>(64);
+  size_t split_next_ = 0;
+  mutable StepSplit split_times_;
   struct SnapshotSlot {
     PinnedBuffer<float> host;
     DeviceBuffer<float> device;
     Event gathered, copied;
   };
-  Stream inner_stream_, pml_stream_, copy_stream_;
+  Stream inner_stream_, pml_stream_, copy_stream_, halo_stream_;
   SnapshotSlot slots_[kSnapshotSlots];
-  Event pml_done_, step_done_;
+  Event pml_done_, step_done_, psi_done_;
   DeviceBuffer<float> u_, u_prev_, v2dt2_, aux_;
   DeviceBuffer<float> eta_[3];                        // Minimod PML
   DeviceBuffer<float> psi_[3], zeta_[3], cpml_a_[3], cpml_b_[3];  // CPML

@@ -1,0 +1,61 @@
+#include "mpi/comm.hpp"
+
+#include <cstdlib>
+
+#include "physics/error.hpp"
+
+namespace minimod::mpi {
+
+namespace {
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+}  // namespace
+
+bool launched_by_mpi() {
+  return env("OMPI_COMM_WORLD_SIZE") || env("PMIX_RANK") || env("PMI_RANK") || env("PMI_SIZE") ||
+         (env("SLURM_STEP_ID") && env("SLURM_PROCID"));
+}
+
+Session::Session(int& argc, char**& argv, bool force) {
+  if (!force && !launched_by_mpi()) return;
+  int provided = 0;
+  check(MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  active_ = true;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+  MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID", "PMI_LOCAL_RANK"}) {
+    if (const char* v = env(name)) {
+      local_rank_ = std::atoi(v);
+      return;
+    }
+  }
+  MPI_Comm node;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+        "MPI_Comm_split_type");
+  MPI_Comm_rank(node, &local_rank_);
+  MPI_Comm_free(&node);
+}
+
+Session::~Session() {
+  if (active_) MPI_Finalize();
+}
+
+void Session::abort(int code) const {
+  if (active_ && size_ > 1) MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);
+}
+
+void check(int code, const char* what) {
+  if (code == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(code, text, &len);
+  throw Error(std::string(what) + " failed: " + std::string(text, static_cast<size_t>(len)));
+}
+
+}  // namespace minimod::mpi
