@@ -24,17 +24,15 @@ std::vector<int> cut_axis(int n, int parts, int lo, int hi) {
         static_cast<int>((static_cast<std::int64_t>(m) * n + parts / 2) / parts);
   if (parts == 1) return c;
   const int first = std::max(lo, kMinPartPoints), last = std::min(n - hi, n - kMinPartPoints);
-  for (int m = 1; m < parts; ++m)
-    c[static_cast<size_t>(m)] = std::clamp(c[static_cast<size_t>(m)], first, std::max(first, last));
-  for (int m = 1; m < parts; ++m)  // apart, forwards then backwards
-    c[static_cast<size_t>(m)] = std::max(c[static_cast<size_t>(m)], c[static_cast<size_t>(m) - 1] + kMinPartPoints);
-  for (int m = parts - 1; m >= 1; --m)
-    c[static_cast<size_t>(m)] = std::min(c[static_cast<size_t>(m)], c[static_cast<size_t>(m) + 1] - kMinPartPoints);
+  // Cut m may lie in [first + 4 (m - 1), last - 4 (parts - 1 - m)]: that leaves room for the cuts
+  // on either side. Clamping the even cuts into these windows keeps them kMinPartPoints apart.
   for (int m = 1; m < parts; ++m) {
-    const int x = c[static_cast<size_t>(m)];
-    if (x < first || x > last || x - c[static_cast<size_t>(m) - 1] < kMinPartPoints) return {};
+    const int lo_m = first + kMinPartPoints * (m - 1), hi_m = last - kMinPartPoints * (parts - 1 - m);
+    if (lo_m > hi_m) return {};
+    c[static_cast<size_t>(m)] = std::clamp(c[static_cast<size_t>(m)], lo_m, hi_m);
   }
-  if (n - c[static_cast<size_t>(parts) - 1] < kMinPartPoints) return {};
+  for (int m = 1; m <= parts; ++m)
+    if (c[static_cast<size_t>(m)] - c[static_cast<size_t>(m) - 1] < kMinPartPoints) return {};
   return c;
 }
 

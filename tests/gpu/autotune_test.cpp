@@ -18,7 +18,7 @@
 #include "kernels/cuda/registry.hpp"
 #include "physics/cfl.hpp"
 #include "physics/wavelet.hpp"
-#include "gpu/gpu_support.hpp"
+#include "random_problem.hpp"
 
 namespace minimod {
 namespace {

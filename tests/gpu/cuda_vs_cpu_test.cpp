@@ -12,7 +12,7 @@
 #include "kernels/cuda/registry.hpp"
 #include "physics/cfl.hpp"
 #include "physics/error.hpp"
-#include "gpu/gpu_support.hpp"
+#include "random_problem.hpp"
 #include "test_support.hpp"
 
 namespace minimod {

@@ -1,4 +1,4 @@
-// Helpers shared by the GPU tests: random valid problems and fields, whole-field reads.
+// Helpers shared by the GPU and MPI tests: random valid problems and fields, whole-field reads.
 #pragma once
 #include <random>
 #include <string>
