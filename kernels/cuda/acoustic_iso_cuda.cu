@@ -191,6 +191,7 @@ class CudaAcousticIso final : public Propagator {
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
     const cudaStream_t s0 = inner_stream_.get(), s1 = pml_stream_.get();
     MM_CUDA_CHECK(cudaStreamWaitEvent(s1, step_done_.get(), 0));
+    wait_for_snapshot_reads();
     const PmlStepArgs pa = pml_args();
     if (cpml()) {
       PmlStepArgs psi = pa;
@@ -254,6 +255,7 @@ class CudaAcousticIso final : public Propagator {
   }
 
   void write_state(const float* u_prev, const float* u) override {
+    MM_CUDA_CHECK(cudaStreamSynchronize(copy_stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
     upload_dense(u_prev_, u_prev);
     upload_dense(u_, u);
@@ -264,6 +266,7 @@ class CudaAcousticIso final : public Propagator {
   void write_field(const std::string& name, const Box3& box, const float* data) override {
     if (box.empty()) return;
     const cudaStream_t s0 = inner_stream_.get();
+    MM_CUDA_CHECK(cudaStreamSynchronize(copy_stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(s0));
     DeviceBuffer<float> dense(box.points(), "field upload");
     MM_CUDA_CHECK(cudaMemcpy(dense.data(), data, static_cast<size_t>(box.points()) * 4, cudaMemcpyHostToDevice));
@@ -303,13 +306,16 @@ class CudaAcousticIso final : public Propagator {
     const std::int64_t count = static_cast<std::int64_t>(on.i) * on.j * on.k;
     auto& s = slots_[slot];
     snapshot_buffer(slot, count);
-    const cudaStream_t s0 = inner_stream_.get(), sc = copy_stream_.get();
-    // Gather in the compute stream (ordered after this step), copy out on the copy stream.
-    gather<<<dim3(ceil_div(on.k, 128), on.j, on.i), 128, 0, s0>>>(view(field(name)), box, stride, on,
+    const cudaStream_t sc = copy_stream_.get();
+    // Gather and copy out on the copy stream, after this step and beside the next one: only the
+    // first step that writes the field waits for the gather (see wait_for_snapshot_reads).
+    const DeviceBuffer<float>& f = field(name);
+    MM_CUDA_CHECK(cudaStreamWaitEvent(sc, step_done_.get(), 0));
+    gather<<<dim3(ceil_div(on.k, 128), on.j, on.i), 128, 0, sc>>>(view(f), box, stride, on,
                                                                s.device.data());
     MM_CUDA_CHECK_LAUNCH("gather");
-    MM_CUDA_CHECK(cudaEventRecord(s.gathered.get(), s0));
-    MM_CUDA_CHECK(cudaStreamWaitEvent(sc, s.gathered.get(), 0));
+    MM_CUDA_CHECK(cudaEventRecord(s.gathered.get(), sc));
+    pending_reads_.push_back({f.data(), &s.gathered});
     MM_CUDA_CHECK(cudaMemcpyAsync(s.host.data(), s.device.data(), static_cast<size_t>(count) * 4,
                                   cudaMemcpyDeviceToHost, sc));
     MM_CUDA_CHECK(cudaEventRecord(s.copied.get(), sc));
@@ -372,6 +378,8 @@ class CudaAcousticIso final : public Propagator {
   /// Back to rest, exactly as constructed: u, u_prev and the PML memory fields all zero (halo
   /// included), no receiver samples pending.
   void reset_state() {
+    MM_CUDA_CHECK(cudaStreamSynchronize(copy_stream_.get()));
+    pending_reads_.clear();
     MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(pml_stream_.get()));
     for (auto* b : {&u_, &u_prev_, &aux_, &psi_[0], &psi_[1], &psi_[2], &zeta_[0], &zeta_[1], &zeta_[2]})
@@ -404,6 +412,21 @@ class CudaAcousticIso final : public Propagator {
   }
 
   bool cpml() const { return p_.pml_kind == pml::PmlKind::cpml; }
+
+  /// A snapshot gather still reading a field this step writes: every field but u (read only here)
+  /// makes the writing streams wait for it.
+  void wait_for_snapshot_reads() {
+    auto& v = pending_reads_;
+    for (auto it = v.begin(); it != v.end();) {
+      if (it->field == u_.data()) {
+        ++it;
+        continue;
+      }
+      for (cudaStream_t st : {inner_stream_.get(), pml_stream_.get(), halo_stream_.get()})
+        MM_CUDA_CHECK(cudaStreamWaitEvent(st, it->gathered->get(), 0));
+      it = v.erase(it);
+    }
+  }
 
   PmlStepArgs pml_args() const {
     PmlStepArgs pa{};
@@ -636,6 +659,11 @@ class CudaAcousticIso final : public Propagator {
     PinnedBuffer<float> send_host, recv_host;  // host-memory transports
   };
   HaloBuffers halo_[6];
+  struct PendingRead {
+    const float* field;
+    Event* gathered;
+  };
+  std::vector<PendingRead> pending_reads_;  // snapshot gathers the next writer must wait for
   mutable std::vector<SplitEvents> split_ring_ = std::vector<SplitEvents>(64);
   size_t split_next_ = 0;
   mutable StepSplit split_times_;

@@ -4,7 +4,7 @@
 // at every point, strided snapshots and the health check are compared with one propagator on the
 // whole grid. Bitwise on the CPU and with CUDA's gmem; other CUDA families use a different
 // summation order in the shell than in the interior (gmem there), so they get a round-off bound.
-// Backend and kernel from MINIMOD_TEST_BACKEND / MINIMOD_TEST_KERNEL (default cpu).
+// Backend, kernel and transport from MINIMOD_TEST_BACKEND / _KERNEL / _TRANSPORT (default cpu).
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -127,9 +127,9 @@ TEST_P(Distributed, EveryDecompositionEqualsTheOneRankRun) {
   const unsigned seed = 1234u + static_cast<unsigned>(GetParam().kind == pml::PmlKind::cpml) * 7u +
                         GetParam().free_top * 3u;
   const auto problem = testing::random_problem(seed, shape, GetParam().free_top, GetParam().kind);
-  if (backend == "cuda") kernels::select_gpu(0);  // the reference runs on the first GPU
   Outcome ref;
   if (world_rank() == 0) {
+    if (backend == "cuda") kernels::select_gpu(0);  // the reference runs on the first GPU
     auto whole = kernels::make_acoustic_iso(problem, backend, backend == "cpu" ? "reference" : kernel);
     ref = run(*whole, problem, seed);
   }
@@ -145,6 +145,9 @@ TEST_P(Distributed, EveryDecompositionEqualsTheOneRankRun) {
     o.backend = backend;
     o.kernel = backend == "cpu" ? "reference" : kernel;
     o.local_rank = world_rank();
+    // NCCL needs a GPU per rank; ranks sharing a GPU exchange through host memory.
+    o.transport = env_or("MINIMOD_TEST_TRANSPORT",
+                         backend == "cuda" && kernels::cuda_device_count() < world_size() ? "host" : "auto");
     mpi::DistributedPropagator p(problem, d, MPI_COMM_WORLD, o);
     const Outcome got = run(p, problem, seed);
     if (world_rank() != 0) continue;
