@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "io/model_file.hpp"
@@ -118,10 +119,19 @@ RunPlan make_plan(const io::Config& c) {
 
   // --- model (user grid) and velocity range
   std::vector<float> vp = build_parameter(c, c.model.vp, "model.vp", plan.model_shape, h[2]);
-  const auto [mn, mx] = std::minmax_element(vp.begin(), vp.end());
-  plan.vp_min = *mn;
-  plan.vp_max = *mx;
-  if (!(plan.vp_min > 0) || !std::isfinite(plan.vp_max)) {
+  float mn = std::numeric_limits<float>::infinity(), mx = 0;
+  int bad = 0;  // a NaN compares false everywhere: count it explicitly
+  const std::int64_t nvp = static_cast<std::int64_t>(vp.size());
+#pragma omp parallel for reduction(min : mn) reduction(max : mx) reduction(+ : bad)
+  for (std::int64_t n = 0; n < nvp; ++n) {
+    const float v = vp[static_cast<size_t>(n)];
+    bad += !(v > 0 && v <= std::numeric_limits<float>::max());
+    mn = std::min(mn, v);
+    mx = std::max(mx, v);
+  }
+  plan.vp_min = mn;
+  plan.vp_max = mx;
+  if (bad > 0 || !(plan.vp_min > 0) || !std::isfinite(plan.vp_max)) {
     fail(c, "model.vp", "velocities must be positive and finite (min " + fmt(plan.vp_min) + ")");
   }
 
@@ -200,9 +210,11 @@ RunPlan make_plan(const io::Config& c) {
   // --- model on the simulation grid, as (v dt)^2
   std::vector<float> vp_grid = physics::pad_with_edges(vp, plan.model_shape, plan.pad_lo, plan.pad_hi);
   plan.problem.v2dt2.resize(vp_grid.size());
-  for (size_t n = 0; n < vp_grid.size(); ++n) {
-    const float vdt = static_cast<float>(vp_grid[n] * plan.dt);
-    plan.problem.v2dt2[n] = vdt * vdt;
+  const std::int64_t npts = static_cast<std::int64_t>(vp_grid.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t n = 0; n < npts; ++n) {
+    const float vdt = static_cast<float>(vp_grid[static_cast<size_t>(n)] * plan.dt);
+    plan.problem.v2dt2[static_cast<size_t>(n)] = vdt * vdt;
   }
   kernels::finish_problem(plan.problem);
 

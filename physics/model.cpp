@@ -1,6 +1,7 @@
 #include "physics/model.hpp"
 
 #include <algorithm>
+#include <cstdint>
 
 namespace minimod::physics {
 
@@ -14,7 +15,9 @@ std::vector<float> layered_values(const Index3& n, double dz, const std::vector<
     column[static_cast<size_t>(k)] = static_cast<float>(value);
   }
   std::vector<float> out(static_cast<size_t>(n.i) * n.j * n.k);
-  for (size_t c = 0; c < static_cast<size_t>(n.i) * n.j; ++c)
+  const std::int64_t columns = static_cast<std::int64_t>(n.i) * n.j;
+#pragma omp parallel for schedule(static)
+  for (std::int64_t c = 0; c < columns; ++c)
     std::copy(column.begin(), column.end(), out.begin() + static_cast<std::ptrdiff_t>(c * n.k));
   return out;
 }
@@ -24,6 +27,7 @@ std::vector<float> pad_with_edges(const std::vector<float>& v, const Index3& n,
   const Index3 m{n.i + lo[0] + hi[0], n.j + lo[1] + hi[1], n.k + lo[2] + hi[2]};
   std::vector<float> out(static_cast<size_t>(m.i) * m.j * m.k);
   auto clampi = [](int x, int size) { return std::min(std::max(x, 0), size - 1); };
+#pragma omp parallel for schedule(static)
   for (int i = 0; i < m.i; ++i) {
     const int si = clampi(i - lo[0], n.i);
     for (int j = 0; j < m.j; ++j) {
