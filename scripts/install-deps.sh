@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++
   libopenmpi-dev openmpi-bin
+  slurm-wlm munge                 # the srun test starts a private Slurm (tests/mpi/srun_test.sh)
   libhdf5-dev libyaml-cpp-dev libgtest-dev
   python3-h5py python3-matplotlib python3-numpy
 )

@@ -159,7 +159,8 @@ TEST_P(Distributed, EveryDecompositionEqualsTheOneRankRun) {
     EXPECT_LE(worst(ref.snapshot, got.snapshot), tol) << what << ": strided snapshot";
     EXPECT_EQ(got.health.finite, ref.health.finite) << what;
     EXPECT_EQ(got.health.max_abs, ref.health.max_abs) << what;
-    if (bitwise) EXPECT_EQ(got.health.where, ref.health.where) << what;
+    // CUDA locates the maximum only for a blown-up field (it is not needed otherwise).
+    if (backend == "cpu") EXPECT_EQ(got.health.where, ref.health.where) << what;
   }
 }
 
