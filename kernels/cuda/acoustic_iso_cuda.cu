@@ -99,6 +99,27 @@ __global__ void scatter(View3<float> f, Box3 box, const float* in) {
       in[(static_cast<std::int64_t>(i) * box.n.j + j) * box.n.k + k];
 }
 
+/// Between a box of a field and a dense [i][j][k] array (halo pack and unpack): one thread per
+/// point over the flattened box, so thin faces (4 points along k) keep every thread busy.
+__global__ void copy_box(View3<float> f, Box3 box, float* dense, bool to_dense) {
+  const std::int64_t n = box.points();
+  for (std::int64_t t = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; t < n;
+       t += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const int k = static_cast<int>(t % box.n.k);
+    const std::int64_t r = t / box.n.k;
+    const int j = static_cast<int>(r % box.n.j), i = static_cast<int>(r / box.n.j);
+    float& x = f(box.lo.i + i, box.lo.j + j, box.lo.k + k);
+    if (to_dense) dense[t] = x;
+    else x = dense[t];
+  }
+}
+
+void launch_copy_box(View3<float> f, const Box3& box, float* dense, bool to_dense, cudaStream_t s) {
+  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(box.points(), 256), 8192);
+  copy_box<<<static_cast<unsigned>(std::max<std::int64_t>(blocks, 1)), 256, 0, s>>>(f, box, dense, to_dense);
+  MM_CUDA_CHECK_LAUNCH(to_dense ? "halo pack" : "halo unpack");
+}
+
 /// Gather a strided box into a dense array [i][j][k].
 __global__ void gather(View3<const float> f, Box3 box, Index3 stride, Index3 out_n, float* out) {
   const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
@@ -455,13 +476,14 @@ class CudaAcousticIso final : public Propagator {
   /// u_next on the points of `part`: the inner region's share with `family` on `inner_stream`, the
   /// PML slabs' shares on `pml_stream`.
   void update_part(const Box3& part, const KernelFamily& family, PmlStepArgs pa,
-                   cudaStream_t inner_stream, cudaStream_t pml_stream) const {
+                   cudaStream_t inner_stream, cudaStream_t pml_stream, const Tile* tile = nullptr) const {
     const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
     for (const auto& r : regions_) {
       const Box3 b = physics::intersect(r.box, part);
       if (b.empty()) continue;
       if (!r.is_pml) {
-        family.launch(IsoStepArgs{b, u, un, m, p_.laplacian}, tile_for(family), inner_stream);
+        family.launch(IsoStepArgs{b, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family),
+                      inner_stream);
         MM_CUDA_CHECK_LAUNCH(family.name.c_str());
       } else {
         pa.region = b;
@@ -507,13 +529,17 @@ class CudaAcousticIso final : public Propagator {
     SplitEvents& ev = split_ring_[split_next_];
     resolve(ev);
     split_next_ = (split_next_ + 1) % split_ring_.size();
-    MM_CUDA_CHECK(cudaEventRecord(ev.start.get(), s1));
+    // The shell, the packing and the exchange on the high-priority halo stream, after the last
+    // step (and the CPML's psi pass); the interior on the two normal streams meanwhile.
+    MM_CUDA_CHECK(cudaStreamWaitEvent(sh, cpml() ? psi_done_.get() : step_done_.get(), 0));
+    MM_CUDA_CHECK(cudaEventRecord(ev.start.get(), sh));
     for (const auto& b : split_.shell) {
-      update_part(b, *shell_family_, pa, s1, s1);
-      inject(source, b, amplitude, s1);
+      // Thin along k (z faces): a block narrow in k, so its threads are not idle.
+      const Tile tile = b.n.k >= 32 ? Tile{32, 4, 4} : Tile{4, 16, 8};
+      update_part(b, *shell_family_, pa, sh, sh, &tile);
+      inject(source, b, amplitude, sh);
     }
-    MM_CUDA_CHECK(cudaEventRecord(ev.shell.get(), s1));
-    MM_CUDA_CHECK(cudaStreamWaitEvent(sh, ev.shell.get(), 0));
+    MM_CUDA_CHECK(cudaEventRecord(ev.shell.get(), sh));
     const bool staged = transport_->memory() == HaloTransport::Memory::host;
     float* send[6] = {};
     float* recv[6] = {};
@@ -532,9 +558,7 @@ class CudaAcousticIso final : public Propagator {
           h.recv_host = PinnedBuffer<float>(count[f]);
         }
       }
-      gather<<<dim3(ceil_div(b.n.k, 128), b.n.j, b.n.i), 128, 0, sh>>>(un, b, {1, 1, 1}, b.n,
-                                                                       h.send.data());
-      MM_CUDA_CHECK_LAUNCH("halo pack");
+      launch_copy_box(un, b, h.send.data(), true, sh);
       if (staged) {
         MM_CUDA_CHECK(cudaMemcpyAsync(h.send_host.data(), h.send.data(),
                                       static_cast<size_t>(count[f]) * 4, cudaMemcpyDeviceToHost, sh));
@@ -558,9 +582,7 @@ class CudaAcousticIso final : public Propagator {
         MM_CUDA_CHECK(cudaMemcpyAsync(h.recv.data(), h.recv_host.data(),
                                       static_cast<size_t>(count[f]) * 4, cudaMemcpyHostToDevice, sh));
       }
-      const Box3 b = recv_box(p_.grid.shape, f);
-      scatter<<<dim3(ceil_div(b.n.k, 128), b.n.j, b.n.i), 128, 0, sh>>>(un, b, h.recv.data());
-      MM_CUDA_CHECK_LAUNCH("halo unpack");
+      launch_copy_box(un, recv_box(p_.grid.shape, f), h.recv.data(), false, sh);
     }
     MM_CUDA_CHECK(cudaEventRecord(ev.halo.get(), sh));
     MM_CUDA_CHECK(cudaStreamWaitEvent(s0, ev.halo.get(), 0));
@@ -672,7 +694,7 @@ class CudaAcousticIso final : public Propagator {
     DeviceBuffer<float> device;
     Event gathered, copied;
   };
-  Stream inner_stream_, pml_stream_, copy_stream_, halo_stream_;
+  Stream inner_stream_, pml_stream_, copy_stream_, halo_stream_ = Stream::high_priority();
   SnapshotSlot slots_[kSnapshotSlots];
   Event pml_done_, step_done_, psi_done_;
   DeviceBuffer<float> u_, u_prev_, v2dt2_, aux_;

@@ -92,6 +92,15 @@ class PinnedBuffer {
 class Stream {
  public:
   Stream() { MM_CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+  /// A stream whose blocks the scheduler dispatches before those of normal streams (the halo
+  /// path: its small kernels must not queue behind the interior's thousands of blocks).
+  static Stream high_priority() {
+    int least = 0, greatest = 0;
+    MM_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    Stream s(nullptr);
+    MM_CUDA_CHECK(cudaStreamCreateWithPriority(&s.s_, cudaStreamNonBlocking, greatest));
+    return s;
+  }
   Stream(Stream&& o) noexcept : s_(std::exchange(o.s_, nullptr)) {}
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -101,6 +110,7 @@ class Stream {
   cudaStream_t get() const { return s_; }
 
  private:
+  explicit Stream(std::nullptr_t) {}
   cudaStream_t s_ = nullptr;
 };
 
