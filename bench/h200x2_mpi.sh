@@ -2,7 +2,7 @@
 # One session on the 2xH200 machine for the distributed results (issue #4): build, the gpu tests
 # (including 2 ranks on 2 GPUs through NCCL, gmem bitwise), 2 ranks with the fastest families and
 # the host transport, then weak scaling at 1000^3 per GPU along x, y and z (NCCL) and along x with
-# the host transport. Run from the repo root; logs under $OUT.
+# the host transport, along x, y and z. Run from the repo root; logs under $OUT.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) OUT=/tmp/out bash bench/h200x2_mpi.sh [tests|scaling|all]
 # (two calls fit the 10-minute limit per command: `tests` builds; `scaling` reuses the build)
 set -uo pipefail
@@ -31,7 +31,7 @@ fi
 if [[ $phase != tests ]]; then
 echo "== weak scaling"
 export MINIMOD_AUTOTUNE_CACHE=$out/autotune.tsv
-RANKS="1 2" AXES="x y z" STEPS=${STEPS:-300} OUT_DIR=$out/ws-nccl bash bench/weak_scaling.sh 2>&1 | tail -12
-RANKS="1 2" AXES="x" STEPS=${STEPS:-300} OUT_DIR=$out/ws-host EXTRA_SET="--set execution.transport=host" \
-  bash bench/weak_scaling.sh 2>&1 | tail -6
+RANKS="1 2" AXES="x y z" STEPS=${STEPS:-300} OUT_DIR=$out/ws-nccl bash bench/weak_scaling.sh 2>&1 | grep -A8 "^axis"
+RANKS="1 2" AXES="x y z" STEPS=${STEPS:-300} OUT_DIR=$out/ws-host EXTRA_SET="--set execution.transport=host" \
+  bash bench/weak_scaling.sh 2>&1 | grep -A8 "^axis"
 fi
