@@ -110,7 +110,8 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
   if (writer) {
     const auto output_start = Clock::now();
     writer->finish();
-    result.output_seconds += std::chrono::duration<double>(Clock::now() - output_start).count();
+    result.snapshot_flush_seconds = std::chrono::duration<double>(Clock::now() - output_start).count();
+    result.output_seconds += result.snapshot_flush_seconds;
     result.snapshot_wait_seconds = writer->seconds_waited();
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();

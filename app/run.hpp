@@ -19,6 +19,7 @@ struct RunResult {
   double gpts_per_s = 0;          // grid points updated per second (PML included)
   double snapshot_wait_seconds = 0;  // time the loop waited for the snapshot writer
   double output_seconds = 0;      // time the loop spent on receivers and snapshots (waits included)
+  double snapshot_flush_seconds = 0;  // of which: writing the snapshots still queued at the end
 };
 
 struct RunOptions {

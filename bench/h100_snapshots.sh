@@ -14,10 +14,13 @@ grep -E "tests passed|\*\*\*Failed" "$out/gpu-tests.log" | tail -5
 snap() {  # every kernel
   build/minimod --config configs/minimod-benchmark.yaml --set 'grid.shape=[512,512,512]' \
     --set 'source.position=[5120,5120,5120]' --set time.steps=1000 --set execution.kernel="$2" \
-    --set output.file=/tmp/snap$1.h5 --set output.overwrite=true --set output.final_wavefield=false \
+    --set output.file=${SNAP_DIR:-/tmp}/snap$1.h5 --set output.overwrite=true --set output.final_wavefield=false \
     --set output.snapshots.every=$1 --set 'output.snapshots.stride=[2,2,2]' --quiet | grep summary
 }
 for rep in 1 2; do for every in 0 50; do snap $every semi:64x8x64; done; done
+echo "== the same into /dev/shm (memory, not disk)"
+for every in 0 50; do SNAP_DIR=/dev/shm snap $every semi:64x8x64; done
+rm -f /dev/shm/snap*.h5 /dev/shm/snap*.xmf
 if command -v nsys >/dev/null; then
   nsys profile -o "$out/prof" --force-overwrite true build/minimod --config configs/minimod-benchmark.yaml \
     --set 'grid.shape=[1000,1000,1000]' --set 'source.position=[10000,10000,10000]' --set time.steps=100 \

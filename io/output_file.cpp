@@ -162,6 +162,7 @@ struct SnapshotSeries {
   int count = 0;
   std::array<int, 3> shape{}, stride{}, first_index{};
   double interval = 0;  // s
+  bool one_chunk = false;  // a snapshot is exactly one chunk (direct chunk writes)
   std::vector<bool> written;
 };
 
@@ -316,6 +317,9 @@ void OutputFile::begin_snapshots(const std::string& field, int count, std::array
   check(H5Pset_chunk(dcpl.get(), 4, chunk), what);
   const float fill = 0.0f;
   check(H5Pset_fill_value(dcpl.get(), H5T_NATIVE_FLOAT, &fill), what);
+  // Every chunk is written whole: filling it first would double the bytes written. Chunks never
+  // written stay unallocated and still read as the fill value.
+  check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), what);
 
   SnapshotSeries series;
   series.dataset = create_dataset(impl_->file.get(), name, H5T_IEEE_F32LE,
@@ -323,6 +327,7 @@ void OutputFile::begin_snapshots(const std::string& field, int count, std::array
                                    static_cast<hsize_t>(shape[1]), static_cast<hsize_t>(shape[2])},
                                   dcpl.get(), impl_->where());
   series.count = count;
+  series.one_chunk = chunk[1] == static_cast<hsize_t>(shape[0]) && plane <= kMaxChunkBytes;
   series.shape = shape;
   series.stride = stride;
   series.first_index = first_index;
@@ -366,15 +371,27 @@ void OutputFile::write_snapshot(const std::string& field, int index, double time
   }
   if (data == nullptr) throw IoError(what + ": no data");
 
-  Hid filespace(check_id(H5Dget_space(s.dataset.get()), what));
   const hsize_t start[4] = {static_cast<hsize_t>(index), 0, 0, 0};
   const hsize_t count[4] = {1, static_cast<hsize_t>(s.shape[0]), static_cast<hsize_t>(s.shape[1]),
                             static_cast<hsize_t>(s.shape[2])};
-  check(H5Sselect_hyperslab(filespace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), what);
-  Hid memspace(check_id(H5Screate_simple(4, count, nullptr), what));
-  check(H5Dwrite(s.dataset.get(), H5T_NATIVE_FLOAT, memspace.get(), filespace.get(), H5P_DEFAULT,
-                 data),
-        what);
+#if H5_VERSION_GE(1, 10, 3)
+  const bool direct = s.one_chunk;
+#else
+  const bool direct = false;
+#endif
+  if (direct) {  // the snapshot is one chunk: hand it to the file as it is (no selection)
+    const std::size_t bytes = static_cast<std::size_t>(count[1] * count[2] * count[3]) * sizeof(float);
+#if H5_VERSION_GE(1, 10, 3)
+    check(H5Dwrite_chunk(s.dataset.get(), H5P_DEFAULT, 0, start, bytes, data), what);
+#endif
+  } else {
+    Hid filespace(check_id(H5Dget_space(s.dataset.get()), what));
+    check(H5Sselect_hyperslab(filespace.get(), H5S_SELECT_SET, start, nullptr, count, nullptr), what);
+    Hid memspace(check_id(H5Screate_simple(4, count, nullptr), what));
+    check(H5Dwrite(s.dataset.get(), H5T_NATIVE_FLOAT, memspace.get(), filespace.get(), H5P_DEFAULT,
+                   data),
+          what);
+  }
 
   const std::string twhat = "cannot write " + impl_->in("/snapshots/time");
   Hid tspace(check_id(H5Dget_space(impl_->time_dataset.get()), twhat));
