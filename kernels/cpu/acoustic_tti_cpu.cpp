@@ -1,0 +1,240 @@
+// CPU reference backend for the acoustic TTI propagator: one pass over the grid, each point updating
+// p and q from the 73-point Hessians of both fields (physics/tti.hpp); points outside the inner
+// region use Minimod's damped update with one auxiliary field per wavefield. OpenMP over (i, j).
+// What it reads per point: p, q (stencils), p_prev, q_prev, (v dt)^2, 1 + 2 delta, 2 (eps - delta)
+// and the symmetry axis n (precomputed from tilt and azimuth: 3 floats).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include "kernels/aligned_buffer.hpp"
+#include "kernels/tti_propagator.hpp"
+#include "physics/error.hpp"
+#include "physics/view3.hpp"
+#include "pml/pml_update.hpp"
+
+namespace minimod::kernels {
+
+void finish_problem(AcousticTtiProblem& p) {
+  p.stencil = physics::make_tti_stencil(p.grid.spacing);
+  for (int a = 0; a < 3; ++a)
+    p.inv_4h2[static_cast<size_t>(a)] = static_cast<float>(1.0 / (4.0 * p.grid.spacing[a] * p.grid.spacing[a]));
+}
+
+namespace {
+
+using physics::Box3;
+using physics::FieldLayout;
+using physics::Index3;
+using physics::View3;
+
+class CpuAcousticTti final : public Propagator {
+ public:
+  explicit CpuAcousticTti(const AcousticTtiProblem& problem)
+      : p_(problem), layout_(FieldLayout::make(problem.grid.box(), physics::kRadius)) {
+    for (auto* f : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_, &v2dt2_, &a_, &b_, &nx_, &ny_, &nz_})
+      *f = AlignedBuffer(layout_.elements());
+    const Index3 n = p_.grid.shape;
+    const auto m = view(v2dt2_), va = view(a_), vb = view(b_), x = view(nx_), y = view(ny_), z = view(nz_);
+#pragma omp parallel for collapse(2)
+    for (int i = 0; i < n.i; ++i)
+      for (int j = 0; j < n.j; ++j)
+        for (int k = 0; k < n.k; ++k) {
+          const size_t o = (static_cast<size_t>(i) * n.j + j) * n.k + k;
+          m(i, j, k) = p_.v2dt2[o];
+          va(i, j, k) = p_.a[o];
+          vb(i, j, k) = p_.b[o];
+          const auto axis = physics::tti_axis(p_.theta[o], p_.phi[o]);
+          x(i, j, k) = axis.nx;
+          y(i, j, k) = axis.ny;
+          z(i, j, k) = axis.nz;
+        }
+    const auto regions = problem_regions_of(p_);
+    inner_ = regions.front().is_pml ? Box3{} : regions.front().box;
+  }
+
+  std::string backend() const override { return "cpu"; }
+  std::string kernel() const override { return "reference"; }
+  std::int64_t allocated_bytes() const override { return 12 * layout_.elements() * 4; }
+
+  void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
+    receivers_ = nodes;
+    receiver_count_ = count;
+  }
+
+  void step(const std::vector<NodeWeight>& source, float amplitude) override {
+    update();
+    const auto pn = view(p0_);  // now p_next
+    for (const auto& s : source) pn(s.node.i, s.node.j, s.node.k) += s.weight * amplitude;
+    apply_free_surfaces(pn);
+    apply_free_surfaces(view(q0_));
+    std::swap(p0_, p1_);
+    std::swap(q0_, q1_);
+    record();
+  }
+
+  void take_traces(std::vector<float>& out) override {
+    out.swap(traces_);
+    traces_.clear();
+  }
+
+  void read_field(const std::string& name, const Box3& box, const Index3& stride, float* out) override {
+    const auto f = view(field(name));
+    std::int64_t o = 0;
+    for (int i = box.lo.i; i < box.hi().i; i += stride.i)
+      for (int j = box.lo.j; j < box.hi().j; j += stride.j)
+        for (int k = box.lo.k; k < box.hi().k; k += stride.k) out[o++] = f(i, j, k);
+  }
+
+  void write_state(const float* p_prev, const float* p) override {
+    write_field("p_prev", p_.grid.box(), p_prev);
+    write_field("p", p_.grid.box(), p);
+    apply_free_surfaces(view(p1_));
+  }
+
+  void write_field(const std::string& name, const Box3& box, const float* data) override {
+    const auto f = view(field(name));
+    std::int64_t o = 0;
+    for (int i = box.lo.i; i < box.hi().i; ++i)
+      for (int j = box.lo.j; j < box.hi().j; ++j)
+        for (int k = box.lo.k; k < box.hi().k; ++k) f(i, j, k) = data[o++];
+  }
+
+  FieldHealth health() override {
+    FieldHealth h;
+    const Index3 n = p_.grid.shape;
+    for (const AlignedBuffer* b : {&p1_, &q1_}) {
+      const auto f = view(*b);
+      for (int i = 0; i < n.i; ++i)
+        for (int j = 0; j < n.j; ++j)
+          for (int k = 0; k < n.k; ++k) {
+            const float a = std::fabs(f(i, j, k));
+            if (!std::isfinite(a)) return {false, a, {i, j, k}};
+            if (a > h.max_abs) h = {true, a, {i, j, k}};
+          }
+    }
+    return h;
+  }
+
+  void set_halo_transport(HaloTransport* transport) override {
+    if (transport != nullptr)
+      throw ConfigError("config error: propagator: acoustic_tti does not run distributed yet "
+                        "(run it on one rank)");
+  }
+
+ private:
+  static std::vector<pml::Region> problem_regions_of(const AcousticTtiProblem& p) {
+    return pml::make_regions(p.grid.shape, p.pml);
+  }
+  View3<float> view(const AlignedBuffer& b) const { return layout_.view(b.data()); }
+  // p1_/q1_ hold the current time level, p0_/q0_ the previous one (overwritten by the next).
+  const AlignedBuffer& field(const std::string& name) const {
+    if (name == "p" || name == "u") return p1_;
+    if (name == "p_prev" || name == "u_prev") return p0_;
+    if (name == "q") return q1_;
+    if (name == "q_prev") return q0_;
+    if (name == "aux_p" || name == "pml_aux") return aux_p_;
+    if (name == "aux_q") return aux_q_;
+    throw std::invalid_argument("no field named '" + name + "' in the acoustic_tti propagator");
+  }
+
+  void update() {
+    const auto p = view(p1_), q = view(q1_), pn = view(p0_), qn = view(q0_);
+    const auto m = view(v2dt2_), va = view(a_), vb = view(b_), x = view(nx_), y = view(ny_), z = view(nz_);
+    const auto ap = view(aux_p_), aq = view(aux_q_);
+    const Index3 n = p_.grid.shape;
+    const auto& st = p_.stencil;
+    const float* ex = p_.damping.eta[0].data() + 1;
+    const float* ey = p_.damping.eta[1].data() + 1;
+    const float* ez = p_.damping.eta[2].data() + 1;
+    const Box3 inner = inner_;
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int i = 0; i < n.i; ++i)
+      for (int j = 0; j < n.j; ++j)
+        for (int k = 0; k < n.k; ++k) {
+          const float* pp = p.ptr(i, j, k);
+          const float* qp = q.ptr(i, j, k);
+          const std::int64_t sx = p.sx, sy = p.sy;
+          const auto at_p = [pp, sx, sy](int di, int dj, int dk) { return pp[di * sx + dj * sy + dk]; };
+          const auto at_q = [qp, sx, sy](int di, int dj, int dk) { return qp[di * sx + dj * sy + dk]; };
+          const physics::TtiAxis axis{x(i, j, k), y(i, j, k), z(i, j, k)};
+          const bool in_pml = !inner.contains(i, j, k);
+          const auto r = physics::tti_rhs(physics::hessian73(at_p, st), physics::hessian73(at_q, st), axis,
+                                          va(i, j, k), vb(i, j, k));
+          const float v2 = m(i, j, k);
+          if (!in_pml) {
+            pn(i, j, k) = physics::leapfrog(pn(i, j, k), *pp, v2, r.p);
+            qn(i, j, k) = physics::leapfrog(qn(i, j, k), *qp, v2, r.q);
+            continue;
+          }
+          const float eta = ex[i] + ey[j] + ez[k];
+          // Minimod's auxiliary term is derived for the Laplacian: kept where the medium is
+          // isotropic (the isotropic propagator's layer exactly), a plain damping sponge elsewhere.
+          const bool isotropic = va(i, j, k) == 1.0f && vb(i, j, k) == 0.0f;
+          auto damped = [&](const auto& at, const View3<float>& next, const View3<float>& aux, float rhs) {
+            const float a0 = aux(i, j, k);
+            next(i, j, k) = pml::pml_u_next(next(i, j, k), at(0, 0, 0), v2, rhs, a0, eta);
+            const float grad =
+                pml::pml_gradient_term(ex[i + 1], ex[i - 1], at(1, 0, 0), at(-1, 0, 0), p_.inv_4h2[0]) +
+                pml::pml_gradient_term(ey[j + 1], ey[j - 1], at(0, 1, 0), at(0, -1, 0), p_.inv_4h2[1]) +
+                pml::pml_gradient_term(ez[k + 1], ez[k - 1], at(0, 0, 1), at(0, 0, -1), p_.inv_4h2[2]);
+            aux(i, j, k) = isotropic ? pml::pml_aux_next(a0, eta, grad) : 0.0f;
+          };
+          damped(at_p, pn, ap, r.p);
+          damped(at_q, qn, aq, r.q);
+        }
+  }
+
+  /// Pressure-release surface: the field is 0 on the face's first plane and odd across it (the
+  /// halo holds the mirror image), for p and q alike.
+  void apply_free_surfaces(const View3<float>& f) const {
+    const Index3 n = p_.grid.shape;
+    for (int face = 0; face < 6; ++face) {
+      if (!p_.free_surface[static_cast<size_t>(face)]) continue;
+      const int axis = face / 2, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+      const bool hi = face % 2;
+      const int s = hi ? n[axis] - 1 : 0, dir = hi ? 1 : -1;
+      for (int x1 = 0; x1 < n[a1]; ++x1)
+        for (int x2 = 0; x2 < n[a2]; ++x2) {
+          int idx[3];
+          idx[a1] = x1;
+          idx[a2] = x2;
+          auto at = [&](int along) -> float& {
+            idx[axis] = along;
+            return f(idx[0], idx[1], idx[2]);
+          };
+          at(s) = 0.0f;
+          for (int m = 1; m <= physics::kRadius; ++m) at(s + dir * m) = -at(s - dir * m);
+        }
+    }
+  }
+
+  void record() {
+    if (receiver_count_ == 0) return;
+    const size_t base = traces_.size();
+    traces_.resize(base + static_cast<size_t>(receiver_count_), 0.0f);
+    const auto f = view(p_.record_q ? q1_ : p1_);
+    for (const auto& r : receivers_) {
+      float& acc = traces_[base + static_cast<size_t>(r.point)];
+      acc = accumulate_sample(acc, r.weight, f(r.node.i, r.node.j, r.node.k));
+    }
+  }
+
+  AcousticTtiProblem p_;
+  FieldLayout layout_;
+  AlignedBuffer p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, a_, b_, nx_, ny_, nz_;
+  Box3 inner_;
+  std::vector<NodeWeight> receivers_;
+  int receiver_count_ = 0;
+  std::vector<float> traces_;
+};
+
+}  // namespace
+
+std::unique_ptr<Propagator> make_cpu_acoustic_tti(const AcousticTtiProblem& problem) {
+  return std::make_unique<CpuAcousticTti>(problem);
+}
+
+}  // namespace minimod::kernels

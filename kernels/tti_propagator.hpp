@@ -1,0 +1,39 @@
+// The acoustic TTI problem in plain numbers (DESIGN.md §3; formulas in physics/tti.hpp) and its CPU
+// reference propagator. Absorbing layer: Minimod's damped equation on both fields in the PML slabs;
+// its auxiliary term (derived for the Laplacian) is applied only where the medium is isotropic
+// (eps = delta = 0, where the propagator equals the isotropic one exactly), elsewhere the layer
+// is a plain damping sponge. Measured: with the auxiliary term in anisotropic cells the layer grew
+// without bound (|p| 50x the direct wave within 300 steps, VTI eps 0.24, delta 0.08).
+// Known limit: with a spatially varying tilt the pointwise (non-self-adjoint) operator grows
+// exponentially on long runs (x25 per 1000 steps with tilt varying over ~200 points); constant tilt
+// with varying vp, eps, delta is stable (tests/kernels/tti_test.cpp).
+#pragma once
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "kernels/propagator.hpp"
+#include "physics/tti.hpp"
+
+namespace minimod::kernels {
+
+struct AcousticTtiProblem {
+  physics::Grid grid;
+  pml::PmlWidths pml;
+  pml::DampingProfiles damping;  // eta profiles of the PML slabs
+  // Per point, C order [i][j][k]: (v dt)^2, 1 + 2 delta, 2 (eps - delta), tilt and azimuth (rad).
+  std::vector<float> v2dt2, a, b, theta, phi;
+  std::array<bool, 6> free_surface{};
+  bool record_q = false;  // receivers sample q instead of p
+  physics::TtiStencil stencil{};
+  std::array<float, 3> inv_4h2{};
+};
+
+/// Fill the derived numbers (stencil weights, inv_4h2) from the grid spacing.
+void finish_problem(AcousticTtiProblem& problem);
+
+/// The CPU reference (OpenMP). Fields: "p" (alias "u"), "p_prev" ("u_prev"), "q", "q_prev",
+/// "aux_p", "aux_q". write_state sets p (q starts at rest). Runs on one rank only for now.
+std::unique_ptr<Propagator> make_cpu_acoustic_tti(const AcousticTtiProblem& problem);
+
+}  // namespace minimod::kernels
