@@ -4,9 +4,8 @@
 // (eps = delta = 0, where the propagator equals the isotropic one exactly), elsewhere the layer
 // is a plain damping sponge. Measured: with the auxiliary term in anisotropic cells the layer grew
 // without bound (|p| 50x the direct wave within 300 steps, VTI eps 0.24, delta 0.08).
-// Known limit: with a spatially varying tilt the pointwise (non-self-adjoint) operator grows
-// exponentially on long runs (x25 per 1000 steps with tilt varying over ~200 points); constant tilt
-// with varying vp, eps, delta is stable (tests/kernels/tti_test.cpp).
+// The operator is the self-adjoint form of physics/tti.hpp: the pointwise n n^T : Hessian form grew
+// exponentially where the tilt varies (x25 per 1000 steps, tilt varying over ~200 points).
 #pragma once
 #include <array>
 #include <memory>

@@ -1,8 +1,9 @@
 // CPU reference backend for the acoustic TTI propagator: one pass over the grid, each point updating
-// p and q from the 73-point Hessians of both fields (physics/tti.hpp); points outside the inner
+// p and q with the 73-point self-adjoint operator (physics/tti.hpp); points outside the inner
 // region use Minimod's damped update with one auxiliary field per wavefield. OpenMP over (i, j).
 // What it reads per point: p, q (stencils), p_prev, q_prev, (v dt)^2, 1 + 2 delta, 2 (eps - delta)
-// and the symmetry axis n (precomputed from tilt and azimuth: 3 floats).
+// and the two tensors of the self-adjoint operator (6 components each, precomputed from tilt,
+// azimuth and delta) at the point and its 72 stencil neighbours.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -34,30 +35,40 @@ class CpuAcousticTti final : public Propagator {
  public:
   explicit CpuAcousticTti(const AcousticTtiProblem& problem)
       : p_(problem), layout_(FieldLayout::make(problem.grid.box(), physics::kRadius)) {
-    for (auto* f : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_, &v2dt2_, &a_, &b_, &nx_, &ny_, &nz_})
+    for (auto* f : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_, &v2dt2_, &a_, &b_})
       *f = AlignedBuffer(layout_.elements());
+    for (int c = 0; c < 6; ++c) {
+      perp_[c] = AlignedBuffer(layout_.elements());
+      axis_[c] = AlignedBuffer(layout_.elements());
+    }
     const Index3 n = p_.grid.shape;
-    const auto m = view(v2dt2_), va = view(a_), vb = view(b_), x = view(nx_), y = view(ny_), z = view(nz_);
+    const auto m = view(v2dt2_), va = view(a_), vb = view(b_);
+    // The tensors on the halo too, extended from the nearest grid point: a stencil pair reaching
+    // into the (zero) halo then weighs like the constant-coefficient stencil there.
+    const int r = physics::kRadius;
 #pragma omp parallel for collapse(2)
-    for (int i = 0; i < n.i; ++i)
-      for (int j = 0; j < n.j; ++j)
-        for (int k = 0; k < n.k; ++k) {
-          const size_t o = (static_cast<size_t>(i) * n.j + j) * n.k + k;
+    for (int i = -r; i < n.i + r; ++i)
+      for (int j = -r; j < n.j + r; ++j)
+        for (int k = -r; k < n.k + r; ++k) {
+          const int ci = std::clamp(i, 0, n.i - 1), cj = std::clamp(j, 0, n.j - 1), ck = std::clamp(k, 0, n.k - 1);
+          const size_t o = (static_cast<size_t>(ci) * n.j + cj) * n.k + ck;
+          const auto t = physics::tti_tensors(physics::tti_axis(p_.theta[o], p_.phi[o]), p_.a[o]);
+          for (int c = 0; c < 6; ++c) {
+            view(perp_[c])(i, j, k) = t.perp[c];
+            view(axis_[c])(i, j, k) = t.axis[c];
+          }
+          if (ci != i || cj != j || ck != k) continue;
           m(i, j, k) = p_.v2dt2[o];
           va(i, j, k) = p_.a[o];
           vb(i, j, k) = p_.b[o];
-          const auto axis = physics::tti_axis(p_.theta[o], p_.phi[o]);
-          x(i, j, k) = axis.nx;
-          y(i, j, k) = axis.ny;
-          z(i, j, k) = axis.nz;
         }
-    const auto regions = problem_regions_of(p_);
+    const auto regions = pml::make_regions(p_.grid.shape, p_.pml);
     inner_ = regions.front().is_pml ? Box3{} : regions.front().box;
   }
 
   std::string backend() const override { return "cpu"; }
   std::string kernel() const override { return "reference"; }
-  std::int64_t allocated_bytes() const override { return 12 * layout_.elements() * 4; }
+  std::int64_t allocated_bytes() const override { return 21 * layout_.elements() * 4; }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
     receivers_ = nodes;
@@ -125,9 +136,6 @@ class CpuAcousticTti final : public Propagator {
   }
 
  private:
-  static std::vector<pml::Region> problem_regions_of(const AcousticTtiProblem& p) {
-    return pml::make_regions(p.grid.shape, p.pml);
-  }
   View3<float> view(const AlignedBuffer& b) const { return layout_.view(b.data()); }
   // p1_/q1_ hold the current time level, p0_/q0_ the previous one (overwritten by the next).
   const AlignedBuffer& field(const std::string& name) const {
@@ -142,29 +150,40 @@ class CpuAcousticTti final : public Propagator {
 
   void update() {
     const auto p = view(p1_), q = view(q1_), pn = view(p0_), qn = view(q0_);
-    const auto m = view(v2dt2_), va = view(a_), vb = view(b_), x = view(nx_), y = view(ny_), z = view(nz_);
+    const auto m = view(v2dt2_), va = view(a_), vb = view(b_);
     const auto ap = view(aux_p_), aq = view(aux_q_);
+    View3<float> perp[6], axis[6];
+    for (int c = 0; c < 6; ++c) {
+      perp[c] = view(perp_[c]);
+      axis[c] = view(axis_[c]);
+    }
     const Index3 n = p_.grid.shape;
     const auto& st = p_.stencil;
     const float* ex = p_.damping.eta[0].data() + 1;
     const float* ey = p_.damping.eta[1].data() + 1;
     const float* ez = p_.damping.eta[2].data() + 1;
     const Box3 inner = inner_;
+    const std::int64_t sx = p.sx, sy = p.sy;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int i = 0; i < n.i; ++i)
       for (int j = 0; j < n.j; ++j)
         for (int k = 0; k < n.k; ++k) {
-          const float* pp = p.ptr(i, j, k);
-          const float* qp = q.ptr(i, j, k);
-          const std::int64_t sx = p.sx, sy = p.sy;
+          const std::int64_t o = p.offset(i, j, k);
+          const float* pp = p.origin + o;
+          const float* qp = q.origin + o;
           const auto at_p = [pp, sx, sy](int di, int dj, int dk) { return pp[di * sx + dj * sy + dk]; };
           const auto at_q = [qp, sx, sy](int di, int dj, int dk) { return qp[di * sx + dj * sy + dk]; };
-          const physics::TtiAxis axis{x(i, j, k), y(i, j, k), z(i, j, k)};
-          const bool in_pml = !inner.contains(i, j, k);
-          const auto r = physics::tti_rhs(physics::hessian73(at_p, st), physics::hessian73(at_q, st), axis,
-                                          va(i, j, k), vb(i, j, k));
+          const auto at_s = [pp, qp, sx, sy](int di, int dj, int dk) {
+            const std::int64_t d = di * sx + dj * sy + dk;
+            return pp[d] + qp[d];
+          };
+          const auto at_perp = [&](int c, int di, int dj, int dk) { return perp[c].origin[o + di * sx + dj * sy + dk]; };
+          const auto at_axis = [&](int c, int di, int dj, int dk) { return axis[c].origin[o + di * sx + dj * sy + dk]; };
+          const float a = va(i, j, k), b = vb(i, j, k);
+          const auto r = physics::tti_rhs(physics::div_tensor_grad73(at_s, at_perp, st),
+                                          physics::div_tensor_grad73(at_p, at_axis, st), a, b);
           const float v2 = m(i, j, k);
-          if (!in_pml) {
+          if (inner.contains(i, j, k)) {
             pn(i, j, k) = physics::leapfrog(pn(i, j, k), *pp, v2, r.p);
             qn(i, j, k) = physics::leapfrog(qn(i, j, k), *qp, v2, r.q);
             continue;
@@ -172,15 +191,16 @@ class CpuAcousticTti final : public Propagator {
           const float eta = ex[i] + ey[j] + ez[k];
           // Minimod's auxiliary term is derived for the Laplacian: kept where the medium is
           // isotropic (the isotropic propagator's layer exactly), a plain damping sponge elsewhere.
-          const bool isotropic = va(i, j, k) == 1.0f && vb(i, j, k) == 0.0f;
+          const bool isotropic = a == 1.0f && b == 0.0f;
           auto damped = [&](const auto& at, const View3<float>& next, const View3<float>& aux, float rhs) {
             const float a0 = aux(i, j, k);
             next(i, j, k) = pml::pml_u_next(next(i, j, k), at(0, 0, 0), v2, rhs, a0, eta);
+            if (!isotropic) return;
             const float grad =
                 pml::pml_gradient_term(ex[i + 1], ex[i - 1], at(1, 0, 0), at(-1, 0, 0), p_.inv_4h2[0]) +
                 pml::pml_gradient_term(ey[j + 1], ey[j - 1], at(0, 1, 0), at(0, -1, 0), p_.inv_4h2[1]) +
                 pml::pml_gradient_term(ez[k + 1], ez[k - 1], at(0, 0, 1), at(0, 0, -1), p_.inv_4h2[2]);
-            aux(i, j, k) = isotropic ? pml::pml_aux_next(a0, eta, grad) : 0.0f;
+            aux(i, j, k) = pml::pml_aux_next(a0, eta, grad);
           };
           damped(at_p, pn, ap, r.p);
           damped(at_q, qn, aq, r.q);
@@ -224,7 +244,8 @@ class CpuAcousticTti final : public Propagator {
 
   AcousticTtiProblem p_;
   FieldLayout layout_;
-  AlignedBuffer p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, a_, b_, nx_, ny_, nz_;
+  AlignedBuffer p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, a_, b_;
+  AlignedBuffer perp_[6], axis_[6];  // the operator's two tensors per point (physics/tti.hpp)
   Box3 inner_;
   std::vector<NodeWeight> receivers_;
   int receiver_count_ = 0;
