@@ -11,10 +11,10 @@
 #include <stdexcept>
 
 #include "kernels/aligned_buffer.hpp"
+#include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/error.hpp"
 #include "physics/view3.hpp"
-#include "pml/pml_update.hpp"
 
 namespace minimod::kernels {
 
@@ -149,62 +149,31 @@ class CpuAcousticTti final : public Propagator {
   }
 
   void update() {
-    const auto p = view(p1_), q = view(q1_), pn = view(p0_), qn = view(q0_);
-    const auto m = view(v2dt2_), va = view(a_), vb = view(b_);
-    const auto ap = view(aux_p_), aq = view(aux_q_);
-    View3<float> perp[6], axis[6];
+    TtiStepArgs g{};
+    g.p = view(p1_);
+    g.q = view(q1_);
+    g.p_next = view(p0_);
+    g.q_next = view(q0_);
+    g.aux_p = view(aux_p_);
+    g.aux_q = view(aux_q_);
+    g.v2dt2 = view(v2dt2_);
+    g.a = view(a_);
+    g.b = view(b_);
     for (int c = 0; c < 6; ++c) {
-      perp[c] = view(perp_[c]);
-      axis[c] = view(axis_[c]);
+      g.perp[c] = view(perp_[c]);
+      g.axis[c] = view(axis_[c]);
     }
+    for (int a = 0; a < 3; ++a) {
+      g.eta[a] = p_.damping.eta[a].data();
+      g.inv_4h2[a] = p_.inv_4h2[static_cast<size_t>(a)];
+    }
+    g.stencil = p_.stencil;
+    g.inner = inner_;
     const Index3 n = p_.grid.shape;
-    const auto& st = p_.stencil;
-    const float* ex = p_.damping.eta[0].data() + 1;
-    const float* ey = p_.damping.eta[1].data() + 1;
-    const float* ez = p_.damping.eta[2].data() + 1;
-    const Box3 inner = inner_;
-    const std::int64_t sx = p.sx, sy = p.sy;
 #pragma omp parallel for collapse(2) schedule(static)
     for (int i = 0; i < n.i; ++i)
       for (int j = 0; j < n.j; ++j)
-        for (int k = 0; k < n.k; ++k) {
-          const std::int64_t o = p.offset(i, j, k);
-          const float* pp = p.origin + o;
-          const float* qp = q.origin + o;
-          const auto at_p = [pp, sx, sy](int di, int dj, int dk) { return pp[di * sx + dj * sy + dk]; };
-          const auto at_q = [qp, sx, sy](int di, int dj, int dk) { return qp[di * sx + dj * sy + dk]; };
-          const auto at_s = [pp, qp, sx, sy](int di, int dj, int dk) {
-            const std::int64_t d = di * sx + dj * sy + dk;
-            return pp[d] + qp[d];
-          };
-          const auto at_perp = [&](int c, int di, int dj, int dk) { return perp[c].origin[o + di * sx + dj * sy + dk]; };
-          const auto at_axis = [&](int c, int di, int dj, int dk) { return axis[c].origin[o + di * sx + dj * sy + dk]; };
-          const float a = va(i, j, k), b = vb(i, j, k);
-          const auto r = physics::tti_rhs(physics::div_tensor_grad73(at_s, at_perp, st),
-                                          physics::div_tensor_grad73(at_p, at_axis, st), a, b);
-          const float v2 = m(i, j, k);
-          if (inner.contains(i, j, k)) {
-            pn(i, j, k) = physics::leapfrog(pn(i, j, k), *pp, v2, r.p);
-            qn(i, j, k) = physics::leapfrog(qn(i, j, k), *qp, v2, r.q);
-            continue;
-          }
-          const float eta = ex[i] + ey[j] + ez[k];
-          // Minimod's auxiliary term is derived for the Laplacian: kept where the medium is
-          // isotropic (the isotropic propagator's layer exactly), a plain damping sponge elsewhere.
-          const bool isotropic = a == 1.0f && b == 0.0f;
-          auto damped = [&](const auto& at, const View3<float>& next, const View3<float>& aux, float rhs) {
-            const float a0 = aux(i, j, k);
-            next(i, j, k) = pml::pml_u_next(next(i, j, k), at(0, 0, 0), v2, rhs, a0, eta);
-            if (!isotropic) return;
-            const float grad =
-                pml::pml_gradient_term(ex[i + 1], ex[i - 1], at(1, 0, 0), at(-1, 0, 0), p_.inv_4h2[0]) +
-                pml::pml_gradient_term(ey[j + 1], ey[j - 1], at(0, 1, 0), at(0, -1, 0), p_.inv_4h2[1]) +
-                pml::pml_gradient_term(ez[k + 1], ez[k - 1], at(0, 0, 1), at(0, 0, -1), p_.inv_4h2[2]);
-            aux(i, j, k) = pml::pml_aux_next(a0, eta, grad);
-          };
-          damped(at_p, pn, ap, r.p);
-          damped(at_q, qn, aq, r.q);
-        }
+        for (int k = 0; k < n.k; ++k) tti_update_point(g, i, j, k);
   }
 
   /// Pressure-release surface: the field is 0 on the face's first plane and odd across it (the
