@@ -112,7 +112,16 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   }
   const io::Config config = io::load_config(cli.config, cli.overrides);
   const app::RunPlan plan = app::make_plan(config);
-  const std::string backend = kernels::resolve_backend(config.execution.backend);
+  std::string backend = kernels::resolve_backend(config.execution.backend);
+  if (plan.tti && backend == "cuda") {
+    if (config.execution.backend == "cuda")
+      throw ConfigError("config error: execution.backend: propagator acoustic_tti has no CUDA kernels "
+                        "yet; use backend: cpu (or auto)");
+    backend = "cpu";  // auto: the backend that can run it
+  }
+  if (plan.tti && session.size() > 1)
+    throw ConfigError("config error: propagator: acoustic_tti does not run distributed yet: run it "
+                      "on one rank");
   if (config.execution.threads > 0) omp_set_num_threads(config.execution.threads);
   kernels::check_kernel_name(config.execution.kernel);
   const bool distributed = session.size() > 1;
@@ -160,6 +169,8 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
     auto d = std::make_unique<mpi::DistributedPropagator>(plan.problem, decomposition, session.comm(), o);
     dist = d.get();
     prop = std::move(d);
+  } else if (plan.tti) {
+    prop = kernels::make_cpu_acoustic_tti(plan.tti_problem);
   } else {
     prop = kernels::make_acoustic_iso(plan.problem, backend, config.execution.kernel);
   }
@@ -202,7 +213,7 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   attr.commit = MINIMOD_COMMIT;
   attr.config_text = config.text;
   attr.shape = {plan.model_shape.i, plan.model_shape.j, plan.model_shape.k};
-  attr.pml_lo = plan.problem.pml.lo;
+  attr.pml_lo = plan.problem.pml.lo;  // the TTI run uses the same padding
   attr.pml_hi = plan.problem.pml.hi;
   out->set_attributes(attr);
   out->commit();

@@ -98,6 +98,82 @@ std::vector<Point3> receiver_points(const io::Config& c) {
   return out;
 }
 
+/// TTI parameters on the model grid (angles in radians), after the isotropic zone.
+struct TtiModel {
+  std::vector<float> eps, delta, theta, phi;
+  double eps_max = 0, delta_min = 0, delta_max = 0;
+};
+
+TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::array<double, 3>& h) {
+  TtiModel m;
+  m.eps = build_parameter(c, c.model.epsilon, "model.epsilon", shape, h[2]);
+  m.delta = build_parameter(c, c.model.delta, "model.delta", shape, h[2]);
+  m.theta = build_parameter(c, c.model.theta, "model.theta", shape, h[2]);
+  m.phi = build_parameter(c, c.model.phi, "model.phi", shape, h[2]);
+  // Angles read from files are in the dataset's units; constants and layers are radians already.
+  for (const auto& angle : {std::make_pair(&m.theta, &c.model.theta), std::make_pair(&m.phi, &c.model.phi)})
+    if (angle.second->scale != 1.0)
+      for (auto& x : *angle.first) x = static_cast<float>(x * angle.second->scale);
+  // Isotropic zone: eps = delta within the radius of the source (no shear artefact from it).
+  const double radius = c.model.isotropic_radius;
+  const auto& src = c.source.position;
+  m.eps_max = -1e30;
+  m.delta_min = 1e30;
+  m.delta_max = -1e30;
+  for (int i = 0; i < shape.i; ++i)
+    for (int j = 0; j < shape.j; ++j)
+      for (int k = 0; k < shape.k; ++k) {
+        const size_t o = (static_cast<size_t>(i) * shape.j + j) * shape.k + k;
+        const double dx = i * h[0] - src[0], dy = j * h[1] - src[1], dz = k * h[2] - src[2];
+        if (radius > 0 && dx * dx + dy * dy + dz * dz <= radius * radius) m.eps[o] = m.delta[o];
+        const double e = m.eps[o], d = m.delta[o];
+        if (!(e >= d)) {
+          fail(c, "model.epsilon",
+               "epsilon " + fmt(e) + " < delta " + fmt(d) + " at (" + fmt(i * h[0]) + ", " + fmt(j * h[1]) +
+                   ", " + fmt(k * h[2]) + ") m: the pseudo-acoustic TTI system is unstable where "
+                   "epsilon < delta (raise epsilon or lower delta there)");
+        }
+        if (!(1 + 2 * d > 0) || !std::isfinite(e) || !std::isfinite(m.theta[o]) || !std::isfinite(m.phi[o]))
+          fail(c, "model.delta", "delta must be > -0.5 and every TTI parameter finite, at (" +
+                                     fmt(i * h[0]) + ", " + fmt(j * h[1]) + ", " + fmt(k * h[2]) + ") m");
+        m.eps_max = std::max(m.eps_max, e);
+        m.delta_min = std::min(m.delta_min, d);
+        m.delta_max = std::max(m.delta_max, d);
+      }
+  return m;
+}
+
+/// The TTI problem on the simulation grid: the model padded like vp, Minimod's damping profiles
+/// in the padding (the TTI layer, kernels/tti_propagator.hpp), receivers on p or q.
+void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
+  auto& t = plan.tti_problem;
+  const auto& iso = plan.problem;
+  t.grid = iso.grid;
+  t.pml = iso.pml;
+  t.free_surface = iso.free_surface;
+  pml::ProfileParams pp;
+  pp.dt = plan.dt;
+  pp.velocity = plan.vp_max * std::sqrt(1 + 2 * std::max(0.0, plan.eps_max));
+  t.damping = pml::make_damping_profiles(t.grid.shape, t.grid.spacing, t.pml, pp);
+  t.v2dt2 = iso.v2dt2;
+  auto pad = [&](std::vector<float>& v) {
+    auto out = physics::pad_with_edges(v, plan.model_shape, plan.pad_lo, plan.pad_hi);
+    std::vector<float>().swap(v);
+    return out;
+  };
+  t.theta = pad(m.theta);
+  t.phi = pad(m.phi);
+  const auto eps = pad(m.eps), delta = pad(m.delta);
+  t.a.resize(eps.size());
+  t.b.resize(eps.size());
+  for (size_t n = 0; n < eps.size(); ++n) {
+    t.a[n] = 1.0f + 2.0f * delta[n];
+    t.b[n] = 2.0f * (eps[n] - delta[n]);
+  }
+  t.record_q = c.output.record == "q";
+  kernels::finish_problem(t);
+}
+
 }  // namespace
 
 std::int64_t estimate_field_bytes(const Index3& shape, pml::PmlKind kind) {
@@ -107,13 +183,23 @@ std::int64_t estimate_field_bytes(const Index3& shape, pml::PmlKind kind) {
   return fields * layout.elements() * static_cast<std::int64_t>(sizeof(float));
 }
 
+std::int64_t estimate_tti_bytes(const Index3& shape) {
+  const auto layout = physics::FieldLayout::make({{0, 0, 0}, shape}, physics::kRadius);
+  // p, q at two time levels, two auxiliary fields, (v dt)^2, a, b and 2 x 6 tensor components.
+  return 21 * layout.elements() * static_cast<std::int64_t>(sizeof(float));
+}
+
 RunPlan make_plan(const io::Config& c) {
   RunPlan plan;
   plan.config = c;
   const bool minimod = c.mode == "minimod";
-  if (c.propagator != "acoustic_iso") {
-    fail(c, "propagator", "'" + c.propagator + "' is not available yet; use acoustic_iso");
+  plan.tti = c.propagator == "acoustic_tti";
+  if (c.propagator != "acoustic_iso" && !plan.tti) {
+    fail(c, "propagator", "'" + c.propagator + "' is not available; use acoustic_iso or acoustic_tti");
   }
+  if (plan.tti && minimod) fail(c, "mode", "minimod mode is for propagator: acoustic_iso");
+  if (!plan.tti && c.output.record != "p")
+    fail(c, "output.record", "'" + c.output.record + "' exists only for propagator: acoustic_tti");
   const auto h = c.grid.spacing;
   plan.model_shape = {c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]};
 
@@ -133,6 +219,14 @@ RunPlan make_plan(const io::Config& c) {
   plan.vp_max = mx;
   if (bad > 0 || !(plan.vp_min > 0) || !std::isfinite(plan.vp_max)) {
     fail(c, "model.vp", "velocities must be positive and finite (min " + fmt(plan.vp_min) + ")");
+  }
+
+  TtiModel tti_model;
+  if (plan.tti) {
+    tti_model = build_tti_model(c, plan.model_shape, h);
+    plan.eps_max = tti_model.eps_max;
+    plan.delta_min = tti_model.delta_min;
+    plan.delta_max = tti_model.delta_max;
   }
 
   // --- PML widths and padding
@@ -164,7 +258,9 @@ RunPlan make_plan(const io::Config& c) {
 
   // --- time step
   const double v_dt = minimod ? kMinimodVmax : plan.vp_max;
-  plan.dt_limit = physics::critical_dt(v_dt, h);
+  plan.dt_limit = plan.tti ? physics::tti_critical_dt(plan.vp_max, h, plan.eps_max, plan.delta_min,
+                                                      plan.delta_max)
+                           : physics::critical_dt(v_dt, h);
   const double interval = c.output.seismogram_interval;
   if (minimod) {
     plan.dt = kMinimodCfl * plan.dt_limit;
@@ -217,6 +313,7 @@ RunPlan make_plan(const io::Config& c) {
     plan.problem.v2dt2[static_cast<size_t>(n)] = vdt * vdt;
   }
   kernels::finish_problem(plan.problem);
+  if (plan.tti) finish_tti(c, plan, tti_model);
 
   // --- wavelet
   auto& w = plan.wavelet;
@@ -298,7 +395,7 @@ RunPlan make_plan(const io::Config& c) {
   for (int a = 0; a < 3; ++a)
     plan.snapshot_shape[a] = (box.n[a] + plan.snapshot_stride[a] - 1) / plan.snapshot_stride[a];
 
-  plan.memory_bytes = estimate_field_bytes(grid.shape, plan.problem.pml_kind) +
+  plan.memory_bytes = (plan.tti ? estimate_tti_bytes(grid.shape) : estimate_field_bytes(grid.shape, plan.problem.pml_kind)) +
                       static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
   return plan;
 }
@@ -315,8 +412,13 @@ std::string describe(const RunPlan& p) {
     << fmt(g.points() / 1e6) << " M points (PML " << p.problem.pml.lo[0] << "/" << p.problem.pml.hi[0]
     << ", " << p.problem.pml.lo[1] << "/" << p.problem.pml.hi[1] << ", " << p.problem.pml.lo[2] << "/"
     << p.problem.pml.hi[2] << " points x-/x+, y-/y+, z-/z+"
-    << (p.config.mode == "minimod" ? ", Minimod's, inside the grid" : ", CPML, padded around the model")
+    << (p.config.mode == "minimod" ? ", Minimod's, inside the grid"
+        : p.tti ? ", Minimod's damping, padded around the model"
+                : ", CPML, padded around the model")
     << ")\n";
+  if (p.tti)
+    s << "anisotropy   TTI: epsilon max " << fmt(p.eps_max) << ", delta " << fmt(p.delta_min) << " .. "
+      << fmt(p.delta_max) << "; receivers record " << (p.tti_problem.record_q ? "q" : "p") << "\n";
   static const char* kFaces[] = {"x-", "x+", "y-", "y+", "z- (top)", "z+"};
   for (int f = 0; f < 6; ++f)
     if (p.problem.free_surface[static_cast<size_t>(f)]) s << "free surface " << kFaces[f] << "\n";

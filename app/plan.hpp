@@ -9,13 +9,17 @@
 
 #include "io/config.hpp"
 #include "kernels/propagator.hpp"
+#include "kernels/tti_propagator.hpp"
 #include "physics/wavelet.hpp"
 
 namespace minimod::app {
 
 struct RunPlan {
   io::Config config;
-  kernels::AcousticIsoProblem problem;
+  kernels::AcousticIsoProblem problem;  // acoustic_iso (and the grid, PML widths, v2dt2 of any run)
+  bool tti = false;                     // propagator: acoustic_tti
+  kernels::AcousticTtiProblem tti_problem;  // filled when tti
+  double eps_max = 0, delta_min = 0, delta_max = 0;  // TTI model ranges
   physics::Index3 model_shape;      // the user's model (without padding)
   std::array<int, 3> pad_lo{}, pad_hi{};  // PML points added around the model
   double dt = 0;                    // s
@@ -48,5 +52,7 @@ std::string describe(const RunPlan& plan);
 
 /// Bytes of field memory a propagator of this plan allocates (same layout as the backends).
 std::int64_t estimate_field_bytes(const physics::Index3& shape, pml::PmlKind kind);
+/// The same for the acoustic TTI CPU propagator.
+std::int64_t estimate_tti_bytes(const physics::Index3& shape);
 
 }  // namespace minimod::app

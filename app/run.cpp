@@ -43,7 +43,7 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
   prop.set_receivers(plan.receivers, nrec);
 
   std::unique_ptr<io::SnapshotWriter> writer;
-  if (out && plan.snapshot_every > 0) {
+  if (out && plan.snapshot_count() > 0) {
     const auto& s = plan.snapshot_shape;
     const std::int64_t count = static_cast<std::int64_t>(s.i) * s.j * s.k;
     for (int slot = 0; slot < kernels::Propagator::kSnapshotSlots; ++slot)

@@ -12,10 +12,10 @@ namespace minimod::io {
 
 using Vec3 = std::array<double, 3>;  // m, (x, y, z), z = depth positive down
 
-/// One scalar model parameter (vp, later epsilon, delta, theta, phi).
+/// One scalar model parameter (vp, epsilon, delta, theta, phi).
 struct ParameterConfig {
   enum class Kind { constant, layers, file } kind = Kind::constant;
-  double constant = 0;                 // value (SI)
+  double constant = 0;                 // value (SI; angles in rad)
   struct Layer {
     double top = 0;                    // m: depth of the layer's top (first layer top = 0)
     double value = 0;                  // SI
@@ -23,6 +23,8 @@ struct ParameterConfig {
   std::vector<Layer> layers;           // sorted by top; each holds from its top to the next top
   std::string file;                    // HDF5 file (resolved against the config's folder)
   std::string dataset;                 // dataset [x][y][z] of the model's shape
+  double scale = 1;                    // file values times this are SI (pi/180: angles in deg);
+                                       // constants and layer values are already converted
 };
 
 struct GridConfig {
@@ -31,7 +33,15 @@ struct GridConfig {
 };
 
 struct ModelConfig {
-  ParameterConfig vp;  // m/s
+  ParameterConfig vp;  // m/s (acoustic_tti: along the symmetry axis)
+  // acoustic_tti only (each defaults to the constant 0; other propagators reject them): Thomsen
+  // epsilon and delta (dimensionless), the tilt theta of the symmetry axis from vertical and its
+  // azimuth phi from x towards y (rad; file values times `scale`). Constants and layer values are
+  // checked one by one (Thomsen values in (-0.5, 1)); epsilon >= delta is checked per point later.
+  ParameterConfig epsilon, delta, theta, phi;
+  // m, 0 = none: within this distance of the source, epsilon and delta both become their mean
+  // (epsilon = delta there, so the source excites no shear artefacts).
+  double isotropic_radius = 0;
 };
 
 struct TimeConfig {
@@ -90,7 +100,7 @@ struct OutputConfig {
   double seismogram_interval = 0;    // s; 0 = every step
   SnapshotConfig snapshots;
   bool final_wavefield = false;
-  std::string record = "p";          // field the receivers record
+  std::string record = "p";          // field the receivers record: p, or q (acoustic_tti only)
 };
 
 struct Config {

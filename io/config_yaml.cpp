@@ -432,9 +432,52 @@ double model_value(const Reader& r, const YAML::Node& node, const std::string& p
   return v;
 }
 
+/// What a model parameter holds; it fixes the allowed range and whether `units` may be given.
+enum class ValueKind {
+  velocity,  // m/s, > 0
+  thomsen,   // dimensionless, in (-0.5, 1): 1 + 2 x scales a squared velocity, so stays > 0
+  angle,     // any finite value; `units: deg` (default) or `rad`, stored in rad
+};
+
+constexpr double kPi = 3.14159265358979323846;
+
+/// The factor from the YAML values of an angle to radians: pi/180 for `units: deg` (the default),
+/// 1 for `rad`.
+double angle_scale(const Reader& r, const YAML::Node& node, const std::string& path) {
+  const YAML::Node u = node["units"];
+  if (!u) return kPi / 180;
+  return r.choice(u, join_path(path, "units"), {"deg", "rad"}) == "rad" ? 1 : kPi / 180;
+}
+
+/// One value of a parameter (a constant or a layer's value), range-checked in the YAML's units and
+/// returned in SI (times `scale`).
+double parameter_value(const Reader& r, const YAML::Node& node, const std::string& path,
+                       const std::string& name, const std::string& unit, ValueKind kind,
+                       double scale) {
+  if (kind == ValueKind::velocity) return model_value(r, node, path, unit);
+  const double v = r.number(node, path);  // finite, or it fails
+  if (kind == ValueKind::thomsen) {
+    r.check(v > -0.5 && v < 1, node, path,
+            "must be > -0.5 (so that 1 + 2 " + name + " > 0) and < 1");
+  }
+  return v * scale;
+}
+
 void read_parameter(const Reader& r, const YAML::Node& node, const std::string& path,
-                    const std::string& name, const std::string& unit, ParameterConfig& p) {
-  r.expect_map(node, path, {"constant", "layers", "file", "dataset"});
+                    const std::string& name, const std::string& unit, ParameterConfig& p,
+                    ValueKind kind = ValueKind::velocity) {
+  const bool angle = kind == ValueKind::angle;
+  // Checked before the key list so that the message says why, not just "unknown key".
+  if (!angle && node.IsMap() && node["units"]) {
+    r.fail(join_path(path, "units"), "only the angles theta and phi take units; " + name + " is " +
+                                         (unit.empty() ? "dimensionless" : "in " + unit));
+  }
+  if (angle) {
+    r.expect_map(node, path, {"constant", "layers", "file", "dataset", "units"});
+  } else {
+    r.expect_map(node, path, {"constant", "layers", "file", "dataset"});
+  }
+  const double scale = angle ? angle_scale(r, node, path) : 1;
   const int given = (node["constant"] ? 1 : 0) + (node["layers"] ? 1 : 0) + (node["file"] ? 1 : 0);
   if (given != 1) {
     r.fail(path,
@@ -445,7 +488,8 @@ void read_parameter(const Reader& r, const YAML::Node& node, const std::string& 
   }
   if (node["constant"]) {
     p.kind = ParameterConfig::Kind::constant;
-    p.constant = model_value(r, node["constant"], join_path(path, "constant"), unit);
+    p.constant =
+        parameter_value(r, node["constant"], join_path(path, "constant"), name, unit, kind, scale);
   } else if (node["layers"]) {
     p.kind = ParameterConfig::Kind::layers;
     const std::string lp = join_path(path, "layers");
@@ -466,20 +510,48 @@ void read_parameter(const Reader& r, const YAML::Node& node, const std::string& 
                 "layer tops must increase with depth (previous top " +
                     layers[i - 1]["top"].Scalar() + " m)");
       }
-      layer.value = model_value(r, layers[i]["value"], join_path(ip, "value"), unit);
+      layer.value =
+          parameter_value(r, layers[i]["value"], join_path(ip, "value"), name, unit, kind, scale);
       p.layers.push_back(layer);
     }
   } else {
     p.kind = ParameterConfig::Kind::file;
     p.file = r.existing_file(node["file"], join_path(path, "file"));
     p.dataset = node["dataset"] ? r.text(node["dataset"], join_path(path, "dataset")) : name;
+    p.scale = scale;
   }
 }
 
-void read_model(const Reader& r, const YAML::Node& node, ModelConfig& model) {
-  r.expect_map(node, "model", {"vp"});
+/// The model. The TTI keys are rejected for other propagators rather than ignored, so that a
+/// config never looks anisotropic while running isotropic; absent, they keep their defaults (0).
+void read_model(const Reader& r, const YAML::Node& node, const std::string& propagator,
+                ModelConfig& model) {
+  r.expect_map(node, "model", {"vp", "epsilon", "delta", "theta", "phi", "isotropic_radius"});
   r.require(node, "model", "vp");
   read_parameter(r, node["vp"], "model.vp", "vp", "m/s", model.vp);
+  if (propagator != "acoustic_tti") {
+    for (const char* key : {"epsilon", "delta", "theta", "phi", "isotropic_radius"}) {
+      if (node[key]) r.fail(join_path("model", key), "only for propagator: acoustic_tti");
+    }
+    return;
+  }
+  // Per-point checks (epsilon >= delta, file values) need the whole model: the plan makes them.
+  const struct {
+    const char* name;
+    ValueKind kind;
+    ParameterConfig* p;
+  } tti[] = {{"epsilon", ValueKind::thomsen, &model.epsilon},
+             {"delta", ValueKind::thomsen, &model.delta},
+             {"theta", ValueKind::angle, &model.theta},
+             {"phi", ValueKind::angle, &model.phi}};
+  for (const auto& t : tti) {
+    if (node[t.name])
+      read_parameter(r, node[t.name], join_path("model", t.name), t.name, "", *t.p, t.kind);
+  }
+  if (const YAML::Node i = node["isotropic_radius"]) {
+    model.isotropic_radius = r.number(i, "model.isotropic_radius");
+    r.check(model.isotropic_radius >= 0, i, "model.isotropic_radius", "must be >= 0 m (0 = none)");
+  }
 }
 
 void read_time(const Reader& r, const YAML::Node& node, TimeConfig& time) {
@@ -666,13 +738,18 @@ void read_execution(const Reader& r, const YAML::Node& node, ExecutionConfig& ex
   }
 }
 
-void read_output(const Reader& r, const YAML::Node& node, const GridConfig& grid,
-                 OutputConfig& output) {
+void read_output(const Reader& r, const YAML::Node& node, const std::string& propagator,
+                 const GridConfig& grid, OutputConfig& output) {
   r.expect_map(node, "output",
                {"file", "overwrite", "record", "seismograms", "snapshots", "final_wavefield"});
   if (const YAML::Node f = node["file"]) output.file = r.text(f, "output.file");
   if (const YAML::Node o = node["overwrite"]) output.overwrite = r.boolean(o, "output.overwrite");
-  if (const YAML::Node rec = node["record"]) output.record = r.choice(rec, "output.record", {"p"});
+  if (const YAML::Node rec = node["record"]) {
+    // q is the second field of the coupled TTI system; the isotropic propagator has only p.
+    output.record = r.choice(rec, "output.record", {"p", "q"});
+    r.check(output.record == "p" || propagator == "acoustic_tti", rec, "output.record",
+            "q is only for propagator: acoustic_tti");
+  }
   if (const YAML::Node s = node["seismograms"]) {
     r.expect_map(s, "output.seismograms", {"interval"});
     if (const YAML::Node i = s["interval"]) {
@@ -749,13 +826,13 @@ Config parse(const std::string& yaml_text, const std::vector<std::string>& overr
                {"propagator", "mode", "grid", "model", "time", "source", "receivers", "boundary",
                 "execution", "output"});
   if (const YAML::Node p = doc["propagator"]) {
-    config.propagator = r.choice(p, "propagator", {"acoustic_iso"});
+    config.propagator = r.choice(p, "propagator", {"acoustic_iso", "acoustic_tti"});
   }
   if (const YAML::Node m = doc["mode"]) config.mode = r.choice(m, "mode", {"standard", "minimod"});
   if (!doc["grid"]) r.fail("grid.shape", "required key is missing (no grid section)");
   read_grid(r, doc["grid"], config.grid);
   if (!doc["model"]) r.fail("model.vp", "required key is missing (no model section)");
-  read_model(r, doc["model"], config.model);
+  read_model(r, doc["model"], config.propagator, config.model);
   if (!doc["time"]) r.fail("time.duration", "required key is missing (or give time.steps)");
   read_time(r, doc["time"], config.time);
   if (!doc["source"]) r.fail("source.position", "required key is missing (no source section)");
@@ -763,7 +840,8 @@ Config parse(const std::string& yaml_text, const std::vector<std::string>& overr
   if (const YAML::Node n = doc["receivers"]) read_receivers(r, n, config.receivers);
   if (const YAML::Node n = doc["boundary"]) read_boundary(r, n, config.boundary);
   if (const YAML::Node n = doc["execution"]) read_execution(r, n, config.execution);
-  if (const YAML::Node n = doc["output"]) read_output(r, n, config.grid, config.output);
+  if (const YAML::Node n = doc["output"])
+    read_output(r, n, config.propagator, config.grid, config.output);
   return config;
 }
 

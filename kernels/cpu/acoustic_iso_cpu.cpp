@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "kernels/aligned_buffer.hpp"
+#include "kernels/cpu/denormals.hpp"
 #include "kernels/propagator.hpp"
 #include "physics/view3.hpp"
 #include "pml/pml_update.hpp"
@@ -30,16 +31,6 @@ using physics::Index3;
 using physics::View3;
 
 constexpr int kTileJ = 32;  // rows per cache block: 9 planes x (32 + 8) rows of u stay in L2
-
-/// Flush denormals to zero on every OpenMP thread. Far ahead of a wavefront the 8th-order stencil
-/// leaves values below 1e-38; x86 handles them ~100x slower, which made the CPU backend 4x slower.
-/// The values flushed are below any physical meaning (the GPU keeps them: differences < 1e-38).
-void flush_denormals_to_zero() {
-#if defined(__SSE__)
-#pragma omp parallel
-  _mm_setcsr(_mm_getcsr() | 0x8040);  // FTZ (bit 15) and DAZ (bit 6)
-#endif
-}
 
 /// One k-row [k0, k1) of the inner region, portable path: a plain loop the compiler vectorises.
 __attribute__((noinline)) void inner_row_update_simd(const float* __restrict up,

@@ -11,6 +11,7 @@
 #include <stdexcept>
 
 #include "kernels/aligned_buffer.hpp"
+#include "kernels/cpu/denormals.hpp"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/error.hpp"
@@ -76,6 +77,7 @@ class CpuAcousticTti final : public Propagator {
   }
 
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
+    flush_denormals_to_zero();
     update();
     const auto pn = view(p0_);  // now p_next
     for (const auto& s : source) pn(s.node.i, s.node.j, s.node.k) += s.weight * amplitude;

@@ -465,7 +465,7 @@ TEST(ConfigErrors, UnknownEnumValuesAreRejected) {
   EXPECT_TRUE(contains(error_of(kMinimal + "execution: {backend: gpu}\n"),
                        {"execution.backend (line 11)", "'gpu'", "auto, cpu, cuda"}));
   EXPECT_TRUE(contains(error_of("propagator: elastic\n" + kMinimal),
-                       {"propagator (line 1)", "'elastic'", "acoustic_iso"}));
+                       {"propagator (line 1)", "'elastic'", "acoustic_iso, acoustic_tti"}));
   EXPECT_TRUE(contains(error_of(kMinimal + "  wavelet: sinc\n"),
                        {"source.wavelet (line 11)", "'sinc'", "ricker, minimod_gaussian, file"}));
   EXPECT_TRUE(contains(error_of(kMinimal + "mode: fast\n"),
@@ -519,6 +519,180 @@ TEST(ConfigErrors, SectionThatIsNotAMapIsRejected) {
 TEST(ConfigErrors, YamlSyntaxErrorNamesTheLine) {
   EXPECT_TRUE(contains(error_of(kMinimal + "output: file: x\n"),
                        {"config error: config text (line 11): YAML syntax error"}));
+}
+
+// ------------------------------------------------------------------------------------------------
+// Acoustic TTI: the model's anisotropy keys and the recorded field.
+
+/// kMinimal with `model_lines` after model.vp (so they start at line 6) and, unless told
+/// otherwise, `propagator: acoustic_tti` appended last.
+std::string tti_config(const std::string& model_lines,
+                       const std::string& propagator = "acoustic_tti") {
+  return with(kMinimal, "  vp: {constant: 2000}\n", "  vp: {constant: 2000}\n" + model_lines) +
+         "propagator: " + propagator + "\n";
+}
+
+constexpr double kPi = 3.14159265358979323846;
+
+TEST(ConfigTti, AbsentKeysDefaultToZero) {
+  const Config c = parse_config(tti_config(""), {}, "");
+  EXPECT_EQ(c.propagator, "acoustic_tti");
+  for (const ParameterConfig* p :
+       {&c.model.epsilon, &c.model.delta, &c.model.theta, &c.model.phi}) {
+    EXPECT_EQ(p->kind, ParameterConfig::Kind::constant);
+    EXPECT_EQ(p->constant, 0);
+    EXPECT_EQ(p->scale, 1);
+  }
+  EXPECT_EQ(c.model.isotropic_radius, 0);
+  EXPECT_EQ(c.output.record, "p");
+}
+
+TEST(ConfigTti, ParametersTakeEveryFormOfVp) {
+  TempDir dir;
+  dir.touch("aniso.h5");
+  const std::string text = tti_config(
+      "  epsilon: {constant: 0.2}\n"                                         // 6
+      "  delta: {layers: [{top: 0, value: 0.0}, {top: 300, value: 0.1}]}\n"  // 7
+      "  theta: {file: aniso.h5}\n"                                          // 8
+      "  phi: {file: aniso.h5, dataset: azimuth, units: rad}\n"              // 9
+      "  isotropic_radius: 40\n");                                           // 10
+  const Config c = parse_config(text, {}, dir.path.string());
+  EXPECT_EQ(c.model.epsilon.kind, ParameterConfig::Kind::constant);
+  EXPECT_EQ(c.model.epsilon.constant, 0.2);
+  ASSERT_EQ(c.model.delta.kind, ParameterConfig::Kind::layers);
+  ASSERT_EQ(c.model.delta.layers.size(), 2u);
+  EXPECT_EQ(c.model.delta.layers[1].top, 300);
+  EXPECT_EQ(c.model.delta.layers[1].value, 0.1);
+  ASSERT_EQ(c.model.theta.kind, ParameterConfig::Kind::file);
+  EXPECT_EQ(fs::path(c.model.theta.file), dir.path / "aniso.h5");
+  EXPECT_EQ(c.model.theta.dataset, "theta");         // default dataset: the parameter's name
+  EXPECT_DOUBLE_EQ(c.model.theta.scale, kPi / 180);  // degrees by default: the plan converts
+  ASSERT_EQ(c.model.phi.kind, ParameterConfig::Kind::file);
+  EXPECT_EQ(c.model.phi.dataset, "azimuth");
+  EXPECT_EQ(c.model.phi.scale, 1);  // already radians
+  EXPECT_EQ(c.model.isotropic_radius, 40);
+  EXPECT_EQ(c.lines.at("model.phi.units"), 9);
+}
+
+TEST(ConfigTti, AnglesInDegreesAreStoredInRadians) {
+  const Config deg = parse_config(tti_config("  theta: {constant: 30}\n"
+                                             "  phi: {constant: -90, units: deg}\n"),
+                                  {}, "");
+  EXPECT_DOUBLE_EQ(deg.model.theta.constant, kPi / 6);  // deg is the default
+  EXPECT_DOUBLE_EQ(deg.model.phi.constant, -kPi / 2);
+  EXPECT_EQ(deg.model.theta.scale, 1);  // only file values still need converting
+  const Config layers = parse_config(
+      tti_config("  theta: {layers: [{top: 0, value: 0}, {top: 500, value: 45}]}\n"), {}, "");
+  ASSERT_EQ(layers.model.theta.layers.size(), 2u);
+  EXPECT_EQ(layers.model.theta.layers[1].top, 500);  // depths stay in m
+  EXPECT_DOUBLE_EQ(layers.model.theta.layers[1].value, kPi / 4);
+}
+
+TEST(ConfigTti, AnglesInRadiansAreKept) {
+  const Config c =
+      parse_config(tti_config("  theta: {constant: 0.5, units: rad}\n"
+                              "  phi: {layers: [{top: 0, value: 1.25}], units: rad}\n"),
+                   {}, "");
+  EXPECT_EQ(c.model.theta.constant, 0.5);
+  EXPECT_EQ(c.model.phi.layers[0].value, 1.25);
+}
+
+TEST(ConfigTti, ThomsenLimitsAreAccepted) {
+  const Config c = parse_config(tti_config("  epsilon: {constant: 0.99}\n"
+                                           "  delta: {constant: -0.49}\n"),
+                                {}, "");
+  EXPECT_EQ(c.model.epsilon.constant, 0.99);
+  EXPECT_EQ(c.model.delta.constant, -0.49);
+}
+
+TEST(ConfigTti, KeysCanBeSetFromTheCommandLine) {
+  const Config c = parse_config(
+      kMinimal,
+      {"propagator=acoustic_tti", "model.theta.constant=60", "model.epsilon={constant: 0.1}"}, "");
+  EXPECT_EQ(c.propagator, "acoustic_tti");
+  EXPECT_DOUBLE_EQ(c.model.theta.constant, kPi / 3);
+  EXPECT_EQ(c.model.epsilon.constant, 0.1);
+}
+
+TEST(ConfigTti, ReceiversMayRecordQ) {
+  const Config c = parse_config(tti_config("") + "output: {record: q}\n", {}, "");
+  EXPECT_EQ(c.output.record, "q");
+}
+
+TEST(ConfigErrors, UnknownPropagatorListsBoth) {
+  EXPECT_TRUE(contains(error_of(tti_config("", "acoustic_vti")),
+                       {"propagator (line 11)", "'acoustic_vti'", "acoustic_iso, acoustic_tti",
+                        "did you mean 'acoustic_tti'?"}));
+}
+
+TEST(ConfigErrors, UnitsOnlyOnAngles) {
+  EXPECT_TRUE(contains(error_of(tti_config("  epsilon: {constant: 0.1, units: deg}\n")),
+                       {"model.epsilon.units (line 6)", "only the angles theta and phi",
+                        "epsilon is dimensionless"}));
+  EXPECT_TRUE(contains(error_of(tti_config("  delta: {constant: 0.1, units: rad}\n")),
+                       {"model.delta.units (line 6)", "only the angles"}));
+  EXPECT_TRUE(contains(error_of(with(kMinimal, "{constant: 2000}", "{constant: 2000, units: m/s}")),
+                       {"model.vp.units (line 5)", "only the angles", "vp is in m/s"}));
+}
+
+TEST(ConfigErrors, UnknownAngleUnitIsRejected) {
+  EXPECT_TRUE(
+      contains(error_of(tti_config("  theta: {constant: 30, units: degre}\n")),
+               {"model.theta.units (line 6)", "'degre'", "deg, rad", "did you mean 'deg'?"}));
+}
+
+TEST(ConfigErrors, TtiKeysNeedTheTtiPropagator) {
+  for (const std::string key : {"epsilon", "delta", "theta", "phi"}) {
+    const std::string line = "  " + key + ": {constant: 0.1}\n";
+    const std::string expected =
+        "config error: model." + key + " (line 6): only for propagator: acoustic_tti";
+    EXPECT_EQ(error_of(tti_config(line, "acoustic_iso")), expected);
+    // The default propagator is acoustic_iso too.
+    EXPECT_TRUE(contains(
+        error_of(with(kMinimal, "  vp: {constant: 2000}\n", "  vp: {constant: 2000}\n" + line)),
+        {"model." + key + " (line 6)", "only for propagator: acoustic_tti"}));
+  }
+  EXPECT_TRUE(contains(error_of(tti_config("  isotropic_radius: 10\n", "acoustic_iso")),
+                       {"model.isotropic_radius (line 6)", "only for propagator: acoustic_tti"}));
+}
+
+TEST(ConfigErrors, ThomsenParametersOutOfRangeAreRejected) {
+  EXPECT_TRUE(
+      contains(error_of(tti_config("  delta: {constant: -0.5}\n")),
+               {"model.delta.constant (line 6)", "got -0.5", "> -0.5", "1 + 2 delta", "< 1"}));
+  EXPECT_TRUE(contains(error_of(tti_config("  epsilon: {constant: 1}\n")),
+                       {"model.epsilon.constant (line 6)", "got 1", "< 1"}));
+  EXPECT_TRUE(contains(error_of(tti_config("  delta:\n"
+                                           "    layers:\n"
+                                           "      - {top: 0, value: 0}\n"
+                                           "      - {top: 100, value: -0.7}\n")),
+                       {"model.delta.layers[1].value (line 9)", "got -0.7", "> -0.5"}));
+  EXPECT_TRUE(contains(error_of(tti_config("  epsilon: {constant: .nan}\n")),
+                       {"model.epsilon.constant (line 6)", "finite"}));
+}
+
+TEST(ConfigErrors, NonFiniteAngleIsRejected) {
+  EXPECT_TRUE(contains(error_of(tti_config("  phi: {constant: .inf}\n")),
+                       {"model.phi.constant (line 6)", ".inf", "finite"}));
+  EXPECT_TRUE(contains(error_of(tti_config("  theta: {constant: thirty}\n")),
+                       {"model.theta.constant (line 6)", "expected a number", "'thirty'"}));
+}
+
+TEST(ConfigErrors, TtiParameterNeedsExactlyOneKind) {
+  EXPECT_TRUE(contains(error_of(tti_config("  theta: {units: rad}\n")),
+                       {"model.theta (line 6)", "exactly one of constant, layers or file"}));
+}
+
+TEST(ConfigErrors, NegativeIsotropicRadiusIsRejected) {
+  EXPECT_TRUE(contains(error_of(tti_config("  isotropic_radius: -5\n")),
+                       {"model.isotropic_radius (line 6)", "got -5", ">= 0 m"}));
+}
+
+TEST(ConfigErrors, RecordQNeedsTheTtiPropagator) {
+  EXPECT_TRUE(contains(error_of(kMinimal + "output: {record: q}\n"),
+                       {"output.record (line 11)", "got q", "only for propagator: acoustic_tti"}));
+  EXPECT_TRUE(contains(error_of(tti_config("") + "output: {record: vx}\n"),
+                       {"output.record (line 12)", "'vx'", "p, q"}));
 }
 
 // ------------------------------------------------------------------------------------------------

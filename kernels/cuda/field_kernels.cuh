@@ -1,0 +1,115 @@
+// Small kernels every CUDA propagator uses on its fields: source injection, receiver sampling,
+// free surfaces, the health check, and copies between fields and dense arrays (snapshots, halos).
+#pragma once
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/propagator.hpp"
+#include "physics/view3.hpp"
+
+namespace minimod::kernels::cuda {
+namespace {
+
+using physics::Box3;
+using physics::Index3;
+using physics::View3;
+
+constexpr int kTraceSlots = 256;  // time steps of receiver samples kept on the GPU between copies
+constexpr int kMaxSourceNodes = 8;
+
+struct SourceNodes {
+  int count = 0;
+  std::int64_t offset[kMaxSourceNodes];
+  float weight[kMaxSourceNodes];
+};
+
+__global__ void inject_nodes(float* field, SourceNodes s, float amplitude) {
+  const int n = static_cast<int>(threadIdx.x);
+  if (n < s.count) field[s.offset[n]] += s.weight[n] * amplitude;
+}
+
+/// One thread per receiver: sum of its nodes' weighted values (CSR: first[r] .. first[r + 1]).
+__global__ void sample(const float* field, const std::int64_t* offset, const float* weight,
+                       const int* first, int receivers, float* out) {
+  const int r = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (r >= receivers) return;
+  float acc = 0;
+  for (int e = first[r]; e < first[r + 1]; ++e) acc = accumulate_sample(acc, weight[e], field[offset[e]]);
+  out[r] = acc;
+}
+
+/// Free surface on plane `s` of `axis`: u = 0 there, odd mirror into the halo (towards `dir`), on
+/// the columns of `span` (the own points plus the halo planes of exchanged faces).
+__global__ void free_surface(View3<float> f, Box3 span, int axis, int s, int dir) {
+  const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+  const int x2 = span.lo[a2] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int x1 = span.lo[a1] + static_cast<int>(blockIdx.y);
+  if (x2 >= span.hi()[a2] || x1 >= span.hi()[a1]) return;
+  int idx[3];
+  idx[a1] = x1;
+  idx[a2] = x2;
+  auto at = [&](int along) -> float& {
+    idx[axis] = along;
+    return f(idx[0], idx[1], idx[2]);
+  };
+  at(s) = 0.0f;
+  for (int m = 1; m <= physics::kRadius; ++m) at(s + dir * m) = -at(s - dir * m);
+}
+
+/// Max |u| (as ordered int bits) and a non-finite flag over the interior.
+__global__ void max_abs(View3<const float> f, Index3 n, unsigned* max_bits, unsigned* bad) {
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = static_cast<int>(blockIdx.y), i = static_cast<int>(blockIdx.z);
+  float m = 0;
+  bool nonfinite = false;
+  for (int kk = k; kk < n.k; kk += static_cast<int>(blockDim.x * gridDim.x)) {
+    const float a = fabsf(f(i, j, kk));
+    if (!isfinite(a)) nonfinite = true;
+    else m = fmaxf(m, a);
+  }
+  if (nonfinite) atomicOr(bad, 1u);
+  if (m > 0) atomicMax(max_bits, __float_as_uint(m));
+}
+
+/// Scatter a dense array [i][j][k] into a box (the halo unpack).
+__global__ void scatter(View3<float> f, Box3 box, const float* in) {
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = static_cast<int>(blockIdx.y), i = static_cast<int>(blockIdx.z);
+  if (k >= box.n.k) return;
+  f(box.lo.i + i, box.lo.j + j, box.lo.k + k) =
+      in[(static_cast<std::int64_t>(i) * box.n.j + j) * box.n.k + k];
+}
+
+/// Between a box of a field and a dense [i][j][k] array (halo pack and unpack): one thread per
+/// point over the flattened box, so thin faces (4 points along k) keep every thread busy.
+__global__ void copy_box(View3<float> f, Box3 box, float* dense, bool to_dense) {
+  const std::int64_t n = box.points();
+  for (std::int64_t t = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; t < n;
+       t += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
+    const int k = static_cast<int>(t % box.n.k);
+    const std::int64_t r = t / box.n.k;
+    const int j = static_cast<int>(r % box.n.j), i = static_cast<int>(r / box.n.j);
+    float& x = f(box.lo.i + i, box.lo.j + j, box.lo.k + k);
+    if (to_dense) dense[t] = x;
+    else x = dense[t];
+  }
+}
+
+void launch_copy_box(View3<float> f, const Box3& box, float* dense, bool to_dense, cudaStream_t s) {
+  const std::int64_t blocks = std::min<std::int64_t>(ceil_div(box.points(), 256), 8192);
+  copy_box<<<static_cast<unsigned>(std::max<std::int64_t>(blocks, 1)), 256, 0, s>>>(f, box, dense, to_dense);
+  MM_CUDA_CHECK_LAUNCH(to_dense ? "halo pack" : "halo unpack");
+}
+
+/// Gather a strided box into a dense array [i][j][k].
+__global__ void gather(View3<const float> f, Box3 box, Index3 stride, Index3 out_n, float* out) {
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = static_cast<int>(blockIdx.y), i = static_cast<int>(blockIdx.z);
+  if (k >= out_n.k) return;
+  out[(static_cast<std::int64_t>(i) * out_n.j + j) * out_n.k + k] =
+      f(box.lo.i + i * stride.i, box.lo.j + j * stride.j, box.lo.k + k * stride.k);
+}
+
+}  // namespace
+}  // namespace minimod::kernels::cuda
