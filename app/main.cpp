@@ -112,13 +112,10 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   }
   const io::Config config = io::load_config(cli.config, cli.overrides);
   const app::RunPlan plan = app::make_plan(config);
-  std::string backend = kernels::resolve_backend(config.execution.backend);
-  if (plan.tti && backend == "cuda") {
-    if (config.execution.backend == "cuda")
-      throw ConfigError("config error: execution.backend: propagator acoustic_tti has no CUDA kernels "
-                        "yet; use backend: cpu (or auto)");
-    backend = "cpu";  // auto: the backend that can run it
-  }
+  const std::string backend = kernels::resolve_backend(config.execution.backend);
+  if (plan.tti && backend == "cuda" && config.execution.kernel != "auto" && config.execution.kernel != "gmem")
+    throw ConfigError("config error: execution.kernel: propagator acoustic_tti has the CUDA family gmem "
+                      "only so far (or auto)");
   if (plan.tti && session.size() > 1)
     throw ConfigError("config error: propagator: acoustic_tti does not run distributed yet: run it "
                       "on one rank");
@@ -170,7 +167,8 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
     dist = d.get();
     prop = std::move(d);
   } else if (plan.tti) {
-    prop = kernels::make_cpu_acoustic_tti(plan.tti_problem);
+    prop = backend == "cuda" ? kernels::make_cuda_acoustic_tti(plan.tti_problem)
+                             : kernels::make_cpu_acoustic_tti(plan.tti_problem);
   } else {
     prop = kernels::make_acoustic_iso(plan.problem, backend, config.execution.kernel);
   }

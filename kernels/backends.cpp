@@ -1,5 +1,6 @@
 #include "kernels/backends.hpp"
 
+#include "kernels/tti_propagator.hpp"
 #include "physics/error.hpp"
 
 #if defined(MINIMOD_HAVE_CUDA)
@@ -50,6 +51,12 @@ std::string resolve_backend(const std::string& requested) {
   throw ConfigError("config error: execution.backend: unknown backend '" + requested +
                     "' (auto, cpu, cuda)");
 }
+
+#if !defined(MINIMOD_HAVE_CUDA)
+std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem&) {
+  throw ConfigError("config error: execution.backend: this minimod was built without CUDA");
+}
+#endif
 
 std::unique_ptr<Propagator> make_acoustic_iso(const AcousticIsoProblem& problem,
                                               const std::string& backend,

@@ -13,6 +13,7 @@
 
 #include "kernels/propagator.hpp"
 #include "physics/tti.hpp"
+#include "physics/view3.hpp"
 
 namespace minimod::kernels {
 
@@ -30,6 +31,15 @@ struct AcousticTtiProblem {
 
 /// Fill the derived numbers (stencil weights, inv_4h2) from the grid spacing.
 void finish_problem(AcousticTtiProblem& problem);
+
+/// The operator's two tensors (physics/tti.hpp; 6 components each) on `layout`, halo included
+/// (extended from the nearest grid point). Host arrays of layout.elements() floats.
+void fill_tti_tensors(const AcousticTtiProblem& problem, const physics::FieldLayout& layout,
+                      float* const perp[6], float* const axis[6]);
+
+/// The CUDA propagator: one thread per point (`gmem`, the TTI correctness baseline), the same
+/// point update (kernels/tti_point.hpp). Declared for every build; throws without CUDA.
+std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& problem);
 
 /// The CPU reference (OpenMP). Fields: "p" (alias "u"), "p_prev" ("u_prev"), "q", "q_prev",
 /// "aux_p", "aux_q". write_state sets p (q starts at rest). Runs on one rank only for now.

@@ -19,17 +19,38 @@
 
 namespace minimod::kernels {
 
+using physics::Index3;
+
 void finish_problem(AcousticTtiProblem& p) {
   p.stencil = physics::make_tti_stencil(p.grid.spacing);
   for (int a = 0; a < 3; ++a)
     p.inv_4h2[static_cast<size_t>(a)] = static_cast<float>(1.0 / (4.0 * p.grid.spacing[a] * p.grid.spacing[a]));
 }
 
+void fill_tti_tensors(const AcousticTtiProblem& p, const physics::FieldLayout& layout, float* const perp[6],
+                      float* const axis[6]) {
+  const Index3 n = p.grid.shape;
+  // The halo too, extended from the nearest grid point: a stencil pair reaching into the (zero)
+  // halo then weighs like the constant-coefficient stencil there.
+  const int r = physics::kRadius;
+#pragma omp parallel for collapse(2)
+  for (int i = -r; i < n.i + r; ++i)
+    for (int j = -r; j < n.j + r; ++j)
+      for (int k = -r; k < n.k + r; ++k) {
+        const int ci = std::clamp(i, 0, n.i - 1), cj = std::clamp(j, 0, n.j - 1), ck = std::clamp(k, 0, n.k - 1);
+        const size_t o = (static_cast<size_t>(ci) * n.j + cj) * n.k + ck;
+        const auto t = physics::tti_tensors(physics::tti_axis(p.theta[o], p.phi[o]), p.a[o]);
+        for (int c = 0; c < 6; ++c) {
+          layout.view(perp[c])(i, j, k) = t.perp[c];
+          layout.view(axis[c])(i, j, k) = t.axis[c];
+        }
+      }
+}
+
 namespace {
 
 using physics::Box3;
 using physics::FieldLayout;
-using physics::Index3;
 using physics::View3;
 
 class CpuAcousticTti final : public Propagator {
@@ -44,25 +65,22 @@ class CpuAcousticTti final : public Propagator {
     }
     const Index3 n = p_.grid.shape;
     const auto m = view(v2dt2_), va = view(a_), vb = view(b_);
-    // The tensors on the halo too, extended from the nearest grid point: a stencil pair reaching
-    // into the (zero) halo then weighs like the constant-coefficient stencil there.
-    const int r = physics::kRadius;
 #pragma omp parallel for collapse(2)
-    for (int i = -r; i < n.i + r; ++i)
-      for (int j = -r; j < n.j + r; ++j)
-        for (int k = -r; k < n.k + r; ++k) {
-          const int ci = std::clamp(i, 0, n.i - 1), cj = std::clamp(j, 0, n.j - 1), ck = std::clamp(k, 0, n.k - 1);
-          const size_t o = (static_cast<size_t>(ci) * n.j + cj) * n.k + ck;
-          const auto t = physics::tti_tensors(physics::tti_axis(p_.theta[o], p_.phi[o]), p_.a[o]);
-          for (int c = 0; c < 6; ++c) {
-            view(perp_[c])(i, j, k) = t.perp[c];
-            view(axis_[c])(i, j, k) = t.axis[c];
-          }
-          if (ci != i || cj != j || ck != k) continue;
+    for (int i = 0; i < n.i; ++i)
+      for (int j = 0; j < n.j; ++j)
+        for (int k = 0; k < n.k; ++k) {
+          const size_t o = (static_cast<size_t>(i) * n.j + j) * n.k + k;
           m(i, j, k) = p_.v2dt2[o];
           va(i, j, k) = p_.a[o];
           vb(i, j, k) = p_.b[o];
         }
+    float* perp[6];
+    float* axis[6];
+    for (int c = 0; c < 6; ++c) {
+      perp[c] = perp_[c].data();
+      axis[c] = axis_[c].data();
+    }
+    fill_tti_tensors(p_, layout_, perp, axis);
     const auto regions = pml::make_regions(p_.grid.shape, p_.pml);
     inner_ = regions.front().is_pml ? Box3{} : regions.front().box;
   }

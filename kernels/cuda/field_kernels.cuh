@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/registry.hpp"
 #include "kernels/propagator.hpp"
 #include "physics/view3.hpp"
 
