@@ -434,7 +434,9 @@ std::string describe(const RunPlan& p) {
     s << "snapshots    " << p.snapshot_count() << " of " << p.snapshot_shape.i << " x "
       << p.snapshot_shape.j << " x " << p.snapshot_shape.k << " every " << p.snapshot_every << " steps\n";
   s << "memory       " << fmt(p.memory_bytes / double(1 << 30)) << " GiB (fields "
-    << fmt(estimate_field_bytes(g.shape, p.problem.pml_kind) / double(1 << 30)) << " GiB)\n";
+    << fmt((p.tti ? estimate_tti_bytes(g.shape) : estimate_field_bytes(g.shape, p.problem.pml_kind)) /
+           double(1 << 30))
+    << " GiB)\n";
   s << "output       " << p.config.output.file << "\n";
   return s.str();
 }

@@ -32,6 +32,7 @@ class CudaAcousticTti final : public Propagator {
   explicit CudaAcousticTti(const AcousticTtiProblem& problem)
       : p_(problem), layout_(physics::FieldLayout::make(problem.grid.box(), physics::kRadius)) {
     const std::int64_t n = layout_.elements();
+    check_fits(21 * n * 4);
     static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "a", "b"};
     DeviceBuffer<float>* fields[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_, &v2dt2_, &a_, &b_};
     for (int f = 0; f < 9; ++f) *fields[f] = DeviceBuffer<float>(n, kNames[f]);
@@ -219,6 +220,17 @@ class CudaAcousticTti final : public Propagator {
     if (name == "aux_p" || name == "pml_aux") return aux_p_;
     if (name == "aux_q") return aux_q_;
     throw std::invalid_argument("no field named '" + name + "' in the acoustic_tti propagator");
+  }
+
+  /// Refuse before allocating anything if the fields do not fit in the free GPU memory.
+  static void check_fits(std::int64_t need) {
+    size_t free = 0, total = 0;
+    MM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    const std::int64_t margin = 256ll << 20;  // context, streams, workspaces
+    if (need + margin > static_cast<std::int64_t>(free))
+      throw ConfigError("config error: grid.shape: this acoustic_tti run needs " + gib(need) +
+                        " on the GPU, " + gib(static_cast<std::int64_t>(free)) +
+                        " free: use a smaller grid (TTI does not run distributed yet)");
   }
 
   void upload_dense(DeviceBuffer<float>& dst, const float* src) {
