@@ -9,6 +9,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include "kernels/backends.hpp"
 #include "mpi/comm.hpp"
 #include "physics/error.hpp"
 
@@ -89,7 +90,21 @@ std::unique_ptr<kernels::HaloTransport> make_halo_transport(const std::string& k
                                                             const std::array<int, 6>& neighbours) {
   const bool gpu = backend == "cuda";
   std::string k = kind;
-  if (k == "auto") k = !gpu ? "host" : have_nccl() ? "nccl" : mpi_is_cuda_aware() ? "cuda_aware_mpi" : "host";
+  if (k == "auto") {
+    // NCCL needs a GPU of its own per rank: ranks sharing a GPU on a node go through MPI.
+    bool own_gpu = false;
+    if (gpu) {
+      MPI_Comm node;
+      check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+      int local = 1, fewest = 0;
+      MPI_Comm_size(node, &local);
+      MPI_Comm_free(&node);
+      const int mine = kernels::cuda_device_count() >= local ? 1 : 0;
+      check(MPI_Allreduce(&mine, &fewest, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+      own_gpu = fewest == 1;
+    }
+    k = !gpu ? "host" : (have_nccl() && own_gpu) ? "nccl" : mpi_is_cuda_aware() ? "cuda_aware_mpi" : "host";
+  }
   if (k == "host") return std::make_unique<MpiTransport>(comm, neighbours, false);
   if (!gpu && (k == "nccl" || k == "cuda_aware_mpi"))
     throw ConfigError("config error: execution.transport: '" + k +
