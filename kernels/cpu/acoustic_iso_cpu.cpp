@@ -18,6 +18,7 @@
 
 #include "kernels/aligned_buffer.hpp"
 #include "kernels/cpu/denormals.hpp"
+#include "kernels/cpu/field_ops.hpp"
 #include "kernels/propagator.hpp"
 #include "physics/view3.hpp"
 #include "pml/pml_update.hpp"
@@ -320,7 +321,7 @@ class CpuAcousticIso final : public Propagator {
         halo_recv_[f].resize(static_cast<size_t>(count[f]));
         send[f] = halo_send_[f].data();
         recv[f] = halo_recv_[f].data();
-        copy_box(un, b, send[f], true);
+        cpu::copy_box(un, b, send[f], true);
       }
       transport_->start(send, recv, count, nullptr);
       const auto t1 = clock::now();
@@ -329,7 +330,7 @@ class CpuAcousticIso final : public Propagator {
       const auto t2 = clock::now();
       transport_->finish(nullptr);
       for (int f = 0; f < 6; ++f)
-        if (count[f] > 0) copy_box(un, recv_box(p_.grid.shape, f), recv[f], false);
+        if (count[f] > 0) cpu::copy_box(un, recv_box(p_.grid.shape, f), recv[f], false);
       const auto t3 = clock::now();
       split_times_.shell += std::chrono::duration<double>(t1 - t0).count();
       split_times_.interior += std::chrono::duration<double>(t2 - t1).count();
@@ -338,7 +339,7 @@ class CpuAcousticIso final : public Propagator {
     }
     apply_free_surfaces(un);
     std::swap(u_, u_prev_);
-    record();
+    cpu::record_samples(view(u_), receivers_, receiver_count_, traces_);
   }
 
   void set_halo_transport(HaloTransport* transport) override {
@@ -355,11 +356,7 @@ class CpuAcousticIso final : public Propagator {
 
   void read_field(const std::string& name, const Box3& box, const Index3& stride,
                   float* out) override {
-    const auto f = view(field(name));
-    std::int64_t o = 0;
-    for (int i = box.lo.i; i < box.hi().i; i += stride.i)
-      for (int j = box.lo.j; j < box.hi().j; j += stride.j)
-        for (int k = box.lo.k; k < box.hi().k; k += stride.k) out[o++] = f(i, j, k);
+    cpu::read_strided(view(field(name)), box, stride, out);
   }
 
   void write_state(const float* u_prev, const float* u) override {
@@ -375,7 +372,7 @@ class CpuAcousticIso final : public Propagator {
   }
 
   void write_field(const std::string& name, const Box3& box, const float* data) override {
-    copy_box(view(field(name)), box, const_cast<float*>(data), false);
+    cpu::copy_box(view(field(name)), box, const_cast<float*>(data), false);
   }
 
   FieldHealth health() override {
@@ -535,49 +532,14 @@ class CpuAcousticIso final : public Propagator {
     }
   }
 
-  /// Between the field (view f) and a dense [i][j][k] copy of box b: pack (to_dense) or unpack.
-  static void copy_box(const View3<float>& f, const Box3& b, float* dense, bool to_dense) {
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int i = 0; i < b.n.i; ++i)
-      for (int j = 0; j < b.n.j; ++j) {
-        float* row = f.ptr(b.lo.i + i, b.lo.j + j, b.lo.k);
-        float* d = dense + (static_cast<std::int64_t>(i) * b.n.j + j) * b.n.k;
-        if (to_dense) std::memcpy(d, row, sizeof(float) * static_cast<size_t>(b.n.k));
-        else std::memcpy(row, d, sizeof(float) * static_cast<size_t>(b.n.k));
-      }
-  }
-
-  /// Pressure-release surface on the face's first grid plane: u = 0 there and the halo holds the
-  /// odd mirror image u(-m) = -u(m), so the stencil sees an antisymmetric field across the surface.
-  void apply_free_surfaces(const View3<float>& f) const {
-    const Index3 n = p_.grid.shape;
-    for (int face = 0; face < 6; ++face) {
-      if (!p_.free_surface[face]) continue;
-      const int axis = face / 2;
-      const bool hi = face % 2;
-      const int s = hi ? n[axis] - 1 : 0;  // surface plane
-      const int dir = hi ? 1 : -1;          // towards the halo
-      const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-      // Over the halo columns of exchanged faces too: the neighbour's copy of the surface plane
-      // must be zeroed here as well (the stencil reads it, it arrived before the zeroing).
-      const Box3 span = halo_span(n);
-      for (int x1 = span.lo[a1]; x1 < span.hi()[a1]; ++x1) {
-        for (int x2 = span.lo[a2]; x2 < span.hi()[a2]; ++x2) {
-          auto at = [&](int along) -> float& {
-            int idx[3];
-            idx[axis] = along;
-            idx[a1] = x1;
-            idx[a2] = x2;
-            return f(idx[0], idx[1], idx[2]);
-          };
-          at(s) = 0.0f;
-          for (int mm = 1; mm <= physics::kRadius; ++mm) at(s + dir * mm) = -at(s - dir * mm);
-        }
-      }
-    }
-  }
-
   /// The own points plus the halo planes of faces with a neighbour.
+  /// Free surfaces over the own columns plus the halo planes of exchanged faces: the neighbour's
+  /// copy of the surface plane must be zeroed here as well (the stencil reads it, it arrived
+  /// before the zeroing).
+  void apply_free_surfaces(const View3<float>& f) const {
+    cpu::apply_free_surfaces(f, p_.grid.shape, p_.free_surface, halo_span(p_.grid.shape));
+  }
+
   Box3 halo_span(const Index3& n) const {
     Box3 b{{0, 0, 0}, n};
     for (int a = 0; a < 3; ++a) {
@@ -588,18 +550,6 @@ class CpuAcousticIso final : public Propagator {
       if (p_.halo.neighbour[static_cast<size_t>(2 * a + 1)]) b.n[a] += kHaloWidth;
     }
     return b;
-  }
-
-  void record() {
-    if (receiver_count_ == 0) return;
-    const size_t base = traces_.size();
-    traces_.resize(base + static_cast<size_t>(receiver_count_), 0.0f);
-    const auto u = view(u_);
-    for (const auto& r : receivers_)
-    {
-      float& acc = traces_[base + static_cast<size_t>(r.point)];
-      acc = accumulate_sample(acc, r.weight, u(r.node.i, r.node.j, r.node.k));
-    }
   }
 
   AcousticIsoProblem p_;

@@ -12,6 +12,7 @@
 
 #include "kernels/aligned_buffer.hpp"
 #include "kernels/cpu/denormals.hpp"
+#include "kernels/cpu/field_ops.hpp"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/error.hpp"
@@ -99,11 +100,11 @@ class CpuAcousticTti final : public Propagator {
     update();
     const auto pn = view(p0_);  // now p_next
     for (const auto& s : source) pn(s.node.i, s.node.j, s.node.k) += s.weight * amplitude;
-    apply_free_surfaces(pn);
-    apply_free_surfaces(view(q0_));
+    cpu::apply_free_surfaces(pn, p_.grid.shape, p_.free_surface, p_.grid.box());
+    cpu::apply_free_surfaces(view(q0_), p_.grid.shape, p_.free_surface, p_.grid.box());
     std::swap(p0_, p1_);
     std::swap(q0_, q1_);
-    record();
+    cpu::record_samples(view(p_.record_q ? q1_ : p1_), receivers_, receiver_count_, traces_);
   }
 
   void take_traces(std::vector<float>& out) override {
@@ -112,25 +113,17 @@ class CpuAcousticTti final : public Propagator {
   }
 
   void read_field(const std::string& name, const Box3& box, const Index3& stride, float* out) override {
-    const auto f = view(field(name));
-    std::int64_t o = 0;
-    for (int i = box.lo.i; i < box.hi().i; i += stride.i)
-      for (int j = box.lo.j; j < box.hi().j; j += stride.j)
-        for (int k = box.lo.k; k < box.hi().k; k += stride.k) out[o++] = f(i, j, k);
+    cpu::read_strided(view(field(name)), box, stride, out);
   }
 
   void write_state(const float* p_prev, const float* p) override {
     write_field("p_prev", p_.grid.box(), p_prev);
     write_field("p", p_.grid.box(), p);
-    apply_free_surfaces(view(p1_));
+    cpu::apply_free_surfaces(view(p1_), p_.grid.shape, p_.free_surface, p_.grid.box());
   }
 
   void write_field(const std::string& name, const Box3& box, const float* data) override {
-    const auto f = view(field(name));
-    std::int64_t o = 0;
-    for (int i = box.lo.i; i < box.hi().i; ++i)
-      for (int j = box.lo.j; j < box.hi().j; ++j)
-        for (int k = box.lo.k; k < box.hi().k; ++k) f(i, j, k) = data[o++];
+    cpu::copy_box(view(field(name)), box, const_cast<float*>(data), false);
   }
 
   FieldHealth health() override {
@@ -194,41 +187,6 @@ class CpuAcousticTti final : public Propagator {
     for (int i = 0; i < n.i; ++i)
       for (int j = 0; j < n.j; ++j)
         for (int k = 0; k < n.k; ++k) tti_update_point(g, i, j, k);
-  }
-
-  /// Pressure-release surface: the field is 0 on the face's first plane and odd across it (the
-  /// halo holds the mirror image), for p and q alike.
-  void apply_free_surfaces(const View3<float>& f) const {
-    const Index3 n = p_.grid.shape;
-    for (int face = 0; face < 6; ++face) {
-      if (!p_.free_surface[static_cast<size_t>(face)]) continue;
-      const int axis = face / 2, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-      const bool hi = face % 2;
-      const int s = hi ? n[axis] - 1 : 0, dir = hi ? 1 : -1;
-      for (int x1 = 0; x1 < n[a1]; ++x1)
-        for (int x2 = 0; x2 < n[a2]; ++x2) {
-          int idx[3];
-          idx[a1] = x1;
-          idx[a2] = x2;
-          auto at = [&](int along) -> float& {
-            idx[axis] = along;
-            return f(idx[0], idx[1], idx[2]);
-          };
-          at(s) = 0.0f;
-          for (int m = 1; m <= physics::kRadius; ++m) at(s + dir * m) = -at(s - dir * m);
-        }
-    }
-  }
-
-  void record() {
-    if (receiver_count_ == 0) return;
-    const size_t base = traces_.size();
-    traces_.resize(base + static_cast<size_t>(receiver_count_), 0.0f);
-    const auto f = view(p_.record_q ? q1_ : p1_);
-    for (const auto& r : receivers_) {
-      float& acc = traces_[base + static_cast<size_t>(r.point)];
-      acc = accumulate_sample(acc, r.weight, f(r.node.i, r.node.j, r.node.k));
-    }
   }
 
   AcousticTtiProblem p_;
