@@ -85,33 +85,11 @@ class CudaAcousticIso final : public Propagator {
     std::int64_t b = u_.bytes() + u_prev_.bytes() + v2dt2_.bytes() + aux_.bytes();
     for (int a = 0; a < 3; ++a)
       b += eta_[a].bytes() + psi_[a].bytes() + zeta_[a].bytes() + cpml_a_[a].bytes() + cpml_b_[a].bytes();
-    return b + rec_offset_.bytes() + rec_weight_.bytes() + rec_first_.bytes() + traces_.bytes();
+    return b + receivers_.bytes();
   }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
-    drain();
-    receiver_count_ = count;
-    if (count == 0) return;
-    std::vector<std::int64_t> offset(nodes.size());
-    std::vector<float> weight(nodes.size());
-    std::vector<int> first(static_cast<size_t>(count) + 1, 0);
-    std::vector<NodeWeight> sorted = nodes;
-    std::stable_sort(sorted.begin(), sorted.end(),
-                     [](const NodeWeight& a, const NodeWeight& b) { return a.point < b.point; });
-    const auto v = view(u_);
-    for (size_t e = 0; e < sorted.size(); ++e) {
-      offset[e] = v.offset(sorted[e].node.i, sorted[e].node.j, sorted[e].node.k);
-      weight[e] = sorted[e].weight;
-      ++first[static_cast<size_t>(sorted[e].point) + 1];
-    }
-    for (int r = 0; r < count; ++r) first[static_cast<size_t>(r) + 1] += first[static_cast<size_t>(r)];
-    rec_offset_ = DeviceBuffer<std::int64_t>(static_cast<std::int64_t>(offset.size()), "receiver offsets");
-    rec_weight_ = DeviceBuffer<float>(static_cast<std::int64_t>(weight.size()), "receiver weights");
-    rec_first_ = DeviceBuffer<int>(count + 1, "receiver index");
-    traces_ = DeviceBuffer<float>(static_cast<std::int64_t>(kTraceSlots) * count, "receiver traces");
-    MM_CUDA_CHECK(cudaMemcpy(rec_offset_.data(), offset.data(), offset.size() * 8, cudaMemcpyHostToDevice));
-    MM_CUDA_CHECK(cudaMemcpy(rec_weight_.data(), weight.data(), weight.size() * 4, cudaMemcpyHostToDevice));
-    MM_CUDA_CHECK(cudaMemcpy(rec_first_.data(), first.data(), first.size() * 4, cudaMemcpyHostToDevice));
+    receivers_.set(nodes, count, view(u_), inner_stream_.get());
   }
 
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
@@ -141,13 +119,7 @@ class CudaAcousticIso final : public Propagator {
     }
     apply_free_surfaces(un, s0);
     u_.swap(u_prev_);
-    if (receiver_count_ > 0) {
-      sample<<<ceil_div(receiver_count_, 128), 128, 0, s0>>>(
-          view(u_).origin, rec_offset_.data(), rec_weight_.data(), rec_first_.data(),
-          receiver_count_, traces_.data() + static_cast<std::int64_t>(slot_) * receiver_count_);
-      MM_CUDA_CHECK_LAUNCH("sample");
-      if (++slot_ == kTraceSlots) drain();
-    }
+    receivers_.record(view(u_).origin, s0);
     MM_CUDA_CHECK(cudaEventRecord(step_done_.get(), s0));
   }
 
@@ -158,11 +130,7 @@ class CudaAcousticIso final : public Propagator {
     return split_times_;
   }
 
-  void take_traces(std::vector<float>& out) override {
-    drain();
-    out.swap(host_traces_);
-    host_traces_.clear();
-  }
+  void take_traces(std::vector<float>& out) override { receivers_.take(out, inner_stream_.get()); }
 
   void read_field(const std::string& name, const Box3& box, const Index3& stride,
                   float* out) override {
@@ -311,8 +279,7 @@ class CudaAcousticIso final : public Propagator {
     for (auto* b : {&u_, &u_prev_, &aux_, &psi_[0], &psi_[1], &psi_[2], &zeta_[0], &zeta_[1], &zeta_[2]})
       if (b->data()) MM_CUDA_CHECK(cudaMemset(b->data(), 0, static_cast<size_t>(b->bytes())));
     MM_CUDA_CHECK(cudaDeviceSynchronize());  // cudaMemset may return before it has finished
-    slot_ = 0;
-    host_traces_.clear();
+    receivers_.clear();
   }
 
   /// After a step threw (a candidate's launch refused): let both streams finish what was queued.
@@ -562,17 +529,6 @@ class CudaAcousticIso final : public Propagator {
     }
   }
 
-  void drain() {
-    if (slot_ == 0 || receiver_count_ == 0) return;
-    const size_t base = host_traces_.size();
-    host_traces_.resize(base + static_cast<size_t>(slot_) * receiver_count_);
-    MM_CUDA_CHECK(cudaMemcpyAsync(host_traces_.data() + base, traces_.data(),
-                                  static_cast<size_t>(slot_) * receiver_count_ * 4,
-                                  cudaMemcpyDeviceToHost, inner_stream_.get()));
-    MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
-    slot_ = 0;
-  }
-
   AcousticIsoProblem p_;
   const KernelFamily* family_;  // registry entries live for the whole program
   Tile tile_;
@@ -606,13 +562,7 @@ class CudaAcousticIso final : public Propagator {
   DeviceBuffer<float> eta_[3];                        // Minimod PML
   DeviceBuffer<float> psi_[3], zeta_[3], cpml_a_[3], cpml_b_[3];  // CPML
   DeviceBuffer<unsigned> scratch_;
-  DeviceBuffer<std::int64_t> rec_offset_;
-  DeviceBuffer<float> rec_weight_;
-  DeviceBuffer<int> rec_first_;
-  DeviceBuffer<float> traces_;
-  int receiver_count_ = 0;
-  int slot_ = 0;
-  std::vector<float> host_traces_;
+  DeviceReceivers receivers_;
 };
 
 }  // namespace

@@ -75,28 +75,7 @@ class CudaAcousticTti final : public Propagator {
   std::int64_t allocated_bytes() const override { return 21 * layout_.elements() * 4; }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
-    drain();
-    receiver_count_ = count;
-    if (count == 0) return;
-    std::vector<NodeWeight> sorted = nodes;
-    std::stable_sort(sorted.begin(), sorted.end(), [](const NodeWeight& a, const NodeWeight& b) { return a.point < b.point; });
-    std::vector<std::int64_t> offset(sorted.size());
-    std::vector<float> weight(sorted.size());
-    std::vector<int> first(static_cast<size_t>(count) + 1, 0);
-    const auto v = view(p1_);
-    for (size_t e = 0; e < sorted.size(); ++e) {
-      offset[e] = v.offset(sorted[e].node.i, sorted[e].node.j, sorted[e].node.k);
-      weight[e] = sorted[e].weight;
-      ++first[static_cast<size_t>(sorted[e].point) + 1];
-    }
-    for (int r = 0; r < count; ++r) first[static_cast<size_t>(r) + 1] += first[static_cast<size_t>(r)];
-    rec_offset_ = DeviceBuffer<std::int64_t>(static_cast<std::int64_t>(offset.size()), "receiver offsets");
-    rec_weight_ = DeviceBuffer<float>(static_cast<std::int64_t>(weight.size()), "receiver weights");
-    rec_first_ = DeviceBuffer<int>(count + 1, "receiver index");
-    traces_ = DeviceBuffer<float>(static_cast<std::int64_t>(kTraceSlots) * count, "receiver traces");
-    MM_CUDA_CHECK(cudaMemcpy(rec_offset_.data(), offset.data(), offset.size() * 8, cudaMemcpyHostToDevice));
-    MM_CUDA_CHECK(cudaMemcpy(rec_weight_.data(), weight.data(), weight.size() * 4, cudaMemcpyHostToDevice));
-    MM_CUDA_CHECK(cudaMemcpy(rec_first_.data(), first.data(), first.size() * 4, cudaMemcpyHostToDevice));
+    receivers_.set(nodes, count, view(p1_), stream_.get());
   }
 
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
@@ -141,20 +120,10 @@ class CudaAcousticTti final : public Propagator {
     apply_free_surfaces(view(q0_));
     p0_.swap(p1_);
     q0_.swap(q1_);
-    if (receiver_count_ > 0) {
-      sample<<<ceil_div(receiver_count_, 128), 128, 0, s>>>(
-          view(p_.record_q ? q1_ : p1_).origin, rec_offset_.data(), rec_weight_.data(), rec_first_.data(),
-          receiver_count_, traces_.data() + static_cast<std::int64_t>(slot_) * receiver_count_);
-      MM_CUDA_CHECK_LAUNCH("sample");
-      if (++slot_ == kTraceSlots) drain();
-    }
+    receivers_.record(view(p_.record_q ? q1_ : p1_).origin, s);
   }
 
-  void take_traces(std::vector<float>& out) override {
-    drain();
-    out.swap(host_traces_);
-    host_traces_.clear();
-  }
+  void take_traces(std::vector<float>& out) override { receivers_.take(out, stream_.get()); }
 
   void read_field(const std::string& name, const Box3& box, const Index3& stride, float* out) override {
     const Index3 on{(box.n.i + stride.i - 1) / stride.i, (box.n.j + stride.j - 1) / stride.j,
@@ -255,29 +224,13 @@ class CudaAcousticTti final : public Propagator {
     }
   }
 
-  void drain() {
-    if (slot_ == 0 || receiver_count_ == 0) return;
-    const size_t base = host_traces_.size();
-    host_traces_.resize(base + static_cast<size_t>(slot_) * receiver_count_);
-    MM_CUDA_CHECK(cudaMemcpyAsync(host_traces_.data() + base, traces_.data(),
-                                  static_cast<size_t>(slot_) * receiver_count_ * 4, cudaMemcpyDeviceToHost,
-                                  stream_.get()));
-    MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-    slot_ = 0;
-  }
-
   AcousticTtiProblem p_;
   physics::FieldLayout layout_;
   Stream stream_;
   DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, a_, b_, perp_[6], axis_[6], eta_[3];
   DeviceBuffer<unsigned> scratch_;
   Box3 inner_;
-  DeviceBuffer<std::int64_t> rec_offset_;
-  DeviceBuffer<float> rec_weight_;
-  DeviceBuffer<int> rec_first_;
-  DeviceBuffer<float> traces_;
-  int receiver_count_ = 0, slot_ = 0;
-  std::vector<float> host_traces_;
+  DeviceReceivers receivers_;
 };
 
 }  // namespace

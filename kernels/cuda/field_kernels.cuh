@@ -1,11 +1,14 @@
 // Small kernels every CUDA propagator uses on its fields: source injection, receiver sampling,
-// free surfaces, the health check, and copies between fields and dense arrays (snapshots, halos).
+// free surfaces, the health check, copies between fields and dense arrays (snapshots, halos), and
+// the receivers' device-side trace buffer.
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/resources.hpp"
 #include "kernels/propagator.hpp"
 #include "physics/view3.hpp"
 
@@ -111,6 +114,80 @@ __global__ void gather(View3<const float> f, Box3 box, Index3 stride, Index3 out
   out[(static_cast<std::int64_t>(i) * out_n.j + j) * out_n.k + k] =
       f(box.lo.i + i * stride.i, box.lo.j + j * stride.j, box.lo.k + k * stride.k);
 }
+
+
+/// Receivers on the GPU: their nodes as CSR (offsets, weights, first node per receiver), samples
+/// kept for kTraceSlots steps on the device, then copied out in one block.
+class DeviceReceivers {
+ public:
+  /// `field` gives the layout the node offsets refer to.
+  void set(const std::vector<NodeWeight>& nodes, int count, const View3<float>& field, cudaStream_t s) {
+    drain(s);
+    count_ = count;
+    if (count == 0) return;
+    std::vector<NodeWeight> sorted = nodes;
+    std::stable_sort(sorted.begin(), sorted.end(),
+                     [](const NodeWeight& a, const NodeWeight& b) { return a.point < b.point; });
+    std::vector<std::int64_t> offset(sorted.size());
+    std::vector<float> weight(sorted.size());
+    std::vector<int> first(static_cast<size_t>(count) + 1, 0);
+    for (size_t e = 0; e < sorted.size(); ++e) {
+      offset[e] = field.offset(sorted[e].node.i, sorted[e].node.j, sorted[e].node.k);
+      weight[e] = sorted[e].weight;
+      ++first[static_cast<size_t>(sorted[e].point) + 1];
+    }
+    for (int r = 0; r < count; ++r) first[static_cast<size_t>(r) + 1] += first[static_cast<size_t>(r)];
+    offset_ = DeviceBuffer<std::int64_t>(static_cast<std::int64_t>(offset.size()), "receiver offsets");
+    weight_ = DeviceBuffer<float>(static_cast<std::int64_t>(weight.size()), "receiver weights");
+    first_ = DeviceBuffer<int>(count + 1, "receiver index");
+    traces_ = DeviceBuffer<float>(static_cast<std::int64_t>(kTraceSlots) * count, "receiver traces");
+    MM_CUDA_CHECK(cudaMemcpy(offset_.data(), offset.data(), offset.size() * 8, cudaMemcpyHostToDevice));
+    MM_CUDA_CHECK(cudaMemcpy(weight_.data(), weight.data(), weight.size() * 4, cudaMemcpyHostToDevice));
+    MM_CUDA_CHECK(cudaMemcpy(first_.data(), first.data(), first.size() * 4, cudaMemcpyHostToDevice));
+  }
+
+  /// Samples `field` (the current time level) into the next slot, in stream order.
+  void record(const float* field, cudaStream_t s) {
+    if (count_ == 0) return;
+    sample<<<ceil_div(count_, 128), 128, 0, s>>>(field, offset_.data(), weight_.data(), first_.data(), count_,
+                                                 traces_.data() + static_cast<std::int64_t>(slot_) * count_);
+    MM_CUDA_CHECK_LAUNCH("sample");
+    if (++slot_ == kTraceSlots) drain(s);
+  }
+
+  /// All samples so far, [sample][receiver], and forget them.
+  void take(std::vector<float>& out, cudaStream_t s) {
+    drain(s);
+    out.swap(host_);
+    host_.clear();
+  }
+
+  /// Forget pending samples (the propagator went back to rest).
+  void clear() {
+    slot_ = 0;
+    host_.clear();
+  }
+
+  std::int64_t bytes() const { return offset_.bytes() + weight_.bytes() + first_.bytes() + traces_.bytes(); }
+
+ private:
+  void drain(cudaStream_t s) {
+    if (slot_ == 0 || count_ == 0) return;
+    const size_t base = host_.size();
+    host_.resize(base + static_cast<size_t>(slot_) * count_);
+    MM_CUDA_CHECK(cudaMemcpyAsync(host_.data() + base, traces_.data(), static_cast<size_t>(slot_) * count_ * 4,
+                                  cudaMemcpyDeviceToHost, s));
+    MM_CUDA_CHECK(cudaStreamSynchronize(s));
+    slot_ = 0;
+  }
+
+  DeviceBuffer<std::int64_t> offset_;
+  DeviceBuffer<float> weight_;
+  DeviceBuffer<int> first_;
+  DeviceBuffer<float> traces_;
+  int count_ = 0, slot_ = 0;
+  std::vector<float> host_;
+};
 
 }  // namespace
 }  // namespace minimod::kernels::cuda
