@@ -113,9 +113,6 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   const io::Config config = io::load_config(cli.config, cli.overrides);
   const app::RunPlan plan = app::make_plan(config);
   const std::string backend = kernels::resolve_backend(config.execution.backend);
-  if (plan.tti && backend == "cuda" && config.execution.kernel != "auto" && config.execution.kernel != "gmem")
-    throw ConfigError("config error: execution.kernel: propagator acoustic_tti has the CUDA family gmem "
-                      "only so far (or auto)");
   if (plan.tti && session.size() > 1)
     throw ConfigError("config error: propagator: acoustic_tti does not run distributed yet: run it "
                       "on one rank");
@@ -167,8 +164,7 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
     dist = d.get();
     prop = std::move(d);
   } else if (plan.tti) {
-    prop = backend == "cuda" ? kernels::make_cuda_acoustic_tti(plan.tti_problem)
-                             : kernels::make_cpu_acoustic_tti(plan.tti_problem);
+    prop = kernels::make_acoustic_tti(plan.tti_problem, backend, config.execution.kernel);
   } else {
     prop = kernels::make_acoustic_iso(plan.problem, backend, config.execution.kernel);
   }

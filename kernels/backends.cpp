@@ -52,11 +52,16 @@ std::string resolve_backend(const std::string& requested) {
                     "' (auto, cpu, cuda)");
 }
 
-#if !defined(MINIMOD_HAVE_CUDA)
-std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem&) {
-  throw ConfigError("config error: execution.backend: this minimod was built without CUDA");
-}
+std::unique_ptr<Propagator> make_acoustic_tti(const AcousticTtiProblem& problem, const std::string& backend,
+                                              const std::string& kernel) {
+  if (backend == "cpu") return make_cpu_acoustic_tti(problem);
+#if defined(MINIMOD_HAVE_CUDA)
+  if (backend == "cuda") return cuda::make_cuda_acoustic_tti(problem, kernel);
+#else
+  (void)kernel;
 #endif
+  throw ConfigError("config error: execution.backend: backend '" + backend + "' is not available");
+}
 
 std::unique_ptr<Propagator> make_acoustic_iso(const AcousticIsoProblem& problem,
                                               const std::string& backend,
@@ -85,7 +90,8 @@ void check_kernel_name(const std::string& kernel) {
 }
 
 std::vector<std::string> list_kernels() {
-  std::vector<std::string> out = {"cpu reference acoustic_iso (OpenMP, vectorised, cache-blocked)"};
+  std::vector<std::string> out = {"cpu reference acoustic_iso (OpenMP, vectorised, cache-blocked)",
+                                  "cpu reference acoustic_tti (OpenMP, one pass per step)"};
 #if defined(MINIMOD_HAVE_CUDA)
   for (const auto& line : cuda::list_families()) out.push_back(line);
 #endif

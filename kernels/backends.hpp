@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/propagator.hpp"
+#include "kernels/tti_propagator.hpp"
 
 namespace minimod::kernels {
 
@@ -22,6 +23,10 @@ std::string resolve_backend(const std::string& requested);
 /// Builds the propagator for a resolved backend and kernel family name.
 std::unique_ptr<Propagator> make_acoustic_iso(const AcousticIsoProblem& problem,
                                               const std::string& backend, const std::string& kernel);
+
+/// The same for the acoustic TTI propagator (kernels/tti_propagator.hpp).
+std::unique_ptr<Propagator> make_acoustic_tti(const AcousticTtiProblem& problem, const std::string& backend,
+                                              const std::string& kernel);
 
 /// Throws ConfigError unless `kernel` ("auto", "reference", or "family[:XxYxZ]") names a kernel
 /// listed by --list-kernels, whatever the backend (a typo is reported even on a CPU-only machine).

@@ -10,13 +10,15 @@
 
 namespace minimod::kernels {
 
-/// Everything a point update reads and writes; all views share one layout.
+/// Everything a point update reads and writes; all views share one layout. Per point the update
+/// reads p, q, p_prev, q_prev, (v dt)^2, b and the medium (nx, ny, nz, 1 / a) at the point and its
+/// neighbours: 48 B from memory when the neighbours' reads hit the caches.
 struct TtiStepArgs {
   physics::View3<const float> p, q;           // time level n
   physics::View3<float> p_next, q_next;       // hold n - 1 on entry
   physics::View3<float> aux_p, aux_q;         // PML auxiliary fields
-  physics::View3<const float> v2dt2, a, b;    // (v dt)^2, 1 + 2 delta, 2 (eps - delta)
-  physics::View3<const float> perp[6], axis[6];  // the operator's tensors (halo filled)
+  physics::View3<const float> v2dt2, b;       // (v dt)^2, 2 (eps - delta)
+  physics::View3<const float> nx, ny, nz, inv_a;  // physics::TtiMediumPoint, halo filled
   const float* eta[3];                        // eta[axis][i + 1], i = -1 .. n
   float inv_4h2[3];
   physics::TtiStencil stencil;
@@ -33,37 +35,55 @@ MM_HOST_DEVICE MM_FORCE_INLINE float load(const T* p) {
 #endif
 }
 
+/// The new p and q of an inner point (leapfrog), given the right-hand sides.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_leapfrog(const TtiStepArgs& g, std::int64_t o, const physics::TtiRhs& r) {
+  const float v2 = load(g.v2dt2.origin + o);
+  float* pn = g.p_next.origin + o;
+  float* qn = g.q_next.origin + o;
+  *pn = physics::leapfrog(*pn, load(g.p.origin + o), v2, r.p);
+  *qn = physics::leapfrog(*qn, load(g.q.origin + o), v2, r.q);
+}
+
+/// The field and medium accessors of tti_rhs73 reading the step's arrays around offset o.
+struct TtiGlobalPoint {
+  const TtiStepArgs& g;
+  std::int64_t o;
+  MM_HOST_DEVICE MM_FORCE_INLINE std::int64_t at(int di, int dj, int dk) const {
+    return o + di * g.p.sx + dj * g.p.sy + dk;
+  }
+  MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiFieldPoint field(int di, int dj, int dk) const {
+    const std::int64_t d = at(di, dj, dk);
+    const float p = load(g.p.origin + d);
+    return {p + load(g.q.origin + d), p};
+  }
+  MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiMediumPoint medium(int di, int dj, int dk) const {
+    const std::int64_t d = at(di, dj, dk);
+    return {load(g.nx.origin + d), load(g.ny.origin + d), load(g.nz.origin + d), load(g.inv_a.origin + d)};
+  }
+};
+
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_update_point(const TtiStepArgs& g, int i, int j, int k) {
   const std::int64_t o = g.p.offset(i, j, k), sx = g.p.sx, sy = g.p.sy;
+  const TtiGlobalPoint pt{g, o};
+  const auto r = physics::tti_rhs73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
+                                    [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); },
+                                    load(g.b.origin + o), g.stencil);
+  if (g.inner.contains(i, j, k)) {
+    tti_leapfrog(g, o, r);
+    return;
+  }
   const float* pp = g.p.origin + o;
   const float* qp = g.q.origin + o;
   const auto at_p = [pp, sx, sy](int di, int dj, int dk) { return load(pp + di * sx + dj * sy + dk); };
   const auto at_q = [qp, sx, sy](int di, int dj, int dk) { return load(qp + di * sx + dj * sy + dk); };
-  const auto at_s = [pp, qp, sx, sy](int di, int dj, int dk) {
-    const std::int64_t d = di * sx + dj * sy + dk;
-    return load(pp + d) + load(qp + d);
-  };
-  const auto at_perp = [&g, o, sx, sy](int c, int di, int dj, int dk) {
-    return load(g.perp[c].origin + o + di * sx + dj * sy + dk);
-  };
-  const auto at_axis = [&g, o, sx, sy](int c, int di, int dj, int dk) {
-    return load(g.axis[c].origin + o + di * sx + dj * sy + dk);
-  };
-  const float a = load(g.a.origin + o), b = load(g.b.origin + o), v2 = load(g.v2dt2.origin + o);
-  const auto r = physics::tti_rhs(physics::div_tensor_grad73(at_s, at_perp, g.stencil),
-                                  physics::div_tensor_grad73(at_p, at_axis, g.stencil), a, b);
+  const float v2 = load(g.v2dt2.origin + o);
   float* pn = g.p_next.origin + o;
   float* qn = g.q_next.origin + o;
-  if (g.inner.contains(i, j, k)) {
-    *pn = physics::leapfrog(*pn, *pp, v2, r.p);
-    *qn = physics::leapfrog(*qn, *qp, v2, r.q);
-    return;
-  }
   const float* ex = g.eta[0] + 1;
   const float* ey = g.eta[1] + 1;
   const float* ez = g.eta[2] + 1;
   const float eta = ex[i] + ey[j] + ez[k];
-  const bool isotropic = a == 1.0f && b == 0.0f;
+  const bool isotropic = load(g.inv_a.origin + o) == 1.0f && load(g.b.origin + o) == 0.0f;
   const auto damped = [&](const auto& at, float* next, float* aux, float rhs) {
     const float a0 = *aux;
     *next = pml::pml_u_next(*next, at(0, 0, 0), v2, rhs, a0, eta);

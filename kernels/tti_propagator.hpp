@@ -21,25 +21,30 @@ struct AcousticTtiProblem {
   physics::Grid grid;
   pml::PmlWidths pml;
   pml::DampingProfiles damping;  // eta profiles of the PML slabs
-  // Per point, C order [i][j][k]: (v dt)^2, 1 + 2 delta, 2 (eps - delta), tilt and azimuth (rad).
-  std::vector<float> v2dt2, a, b, theta, phi;
+  // Per grid point, C order [i][j][k]: (v dt)^2 and b = 2 (eps - delta).
+  std::vector<float> v2dt2, b;
+  // Tilt and azimuth (rad) and a = 1 + 2 delta, C order over medium_box(): the grid grown by the
+  // stencil radius, because the self-adjoint pairs weigh the medium at both ends (in a subdomain
+  // the halo holds the neighbours' medium). finish_problem extends grid-sized arrays from the
+  // nearest grid point (a whole domain).
+  std::vector<float> theta, phi, a;
   std::array<bool, 6> free_surface{};
   bool record_q = false;  // receivers sample q instead of p
   physics::TtiStencil stencil{};
   std::array<float, 3> inv_4h2{};
 };
 
-/// Fill the derived numbers (stencil weights, inv_4h2) from the grid spacing.
+/// The box theta, phi and a cover: the grid grown by the stencil radius on every side.
+physics::Box3 medium_box(const physics::Grid& grid);
+
+/// Fill the derived numbers (stencil weights, inv_4h2) from the grid spacing, and extend
+/// grid-sized theta, phi, a to medium_box(). Throws std::invalid_argument on other sizes.
 void finish_problem(AcousticTtiProblem& problem);
 
-/// The operator's two tensors (physics/tti.hpp; 6 components each) on `layout`, halo included
-/// (extended from the nearest grid point). Host arrays of layout.elements() floats.
-void fill_tti_tensors(const AcousticTtiProblem& problem, const physics::FieldLayout& layout,
-                      float* const perp[6], float* const axis[6]);
-
-/// The CUDA propagator: one thread per point (`gmem`, the TTI correctness baseline), the same
-/// point update (kernels/tti_point.hpp). Declared for every build; throws without CUDA.
-std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& problem);
+/// The medium as the operator reads it (physics::TtiMediumPoint: nx, ny, nz, 1 / a) on `layout`,
+/// whose halo must be the stencil radius. Host arrays of layout.elements() floats.
+void fill_tti_medium(const AcousticTtiProblem& problem, const physics::FieldLayout& layout, float* nx,
+                     float* ny, float* nz, float* inv_a);
 
 /// The CPU reference (OpenMP). Fields: "p" (alias "u"), "p_prev" ("u_prev"), "q", "q_prev",
 /// "aux_p", "aux_q". write_state sets p (q starts at rest). Runs on one rank only for now.

@@ -5,7 +5,7 @@
 // diagonal points in each coordinate plane for the mixed ones,
 //   d2f/dx dy ~ 1/(4 dx dy) sum_m a_m [f(+m,+m) + f(-m,-m) - f(+m,-m) - f(-m,+m)],
 // a_m the 1D second-derivative weights (exact for f = xy since sum_m a_m m^2 = 1). The propagators
-// use its self-adjoint form, div(C grad f) with the same 73 points (div_tensor_grad73), which stays
+// use its self-adjoint form, div(C grad f) with the same 73 points (tti_rhs73), which stays
 // stable where the medium varies. Defined once for the CPU reference and every CUDA family.
 #pragma once
 #include <array>
@@ -45,98 +45,125 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiAxis tti_axis(float theta, float phi) {
   return {sinf(theta) * cosf(phi), sinf(theta) * sinf(phi), cosf(theta)};
 }
 
-/// The six second derivatives of one field at the centre of `at`.
-struct Hessian {
-  float xx, yy, zz, xy, xz, yz;
+/// The medium at one stencil point as the operator reads it: the symmetry axis n with nz >= 0
+/// (n and -n give the same operator) and 1 / a = 1 / (1 + 2 delta). 16 B; the propagators store
+/// these four numbers per point (halo included) instead of the two tensors' 12 components.
+struct TtiMediumPoint {
+  float nx, ny, nz, inv_a;
 };
-
-template <class At>
-MM_HOST_DEVICE MM_FORCE_INLINE Hessian hessian73(const At& at, const TtiStencil& s) {
-  const float f0 = at(0, 0, 0);
-  Hessian d{s.c0[0] * f0, s.c0[1] * f0, s.c0[2] * f0, 0.0f, 0.0f, 0.0f};
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-  for (int m = 1; m <= kRadius; ++m) {
-    d.xx += s.c[0][m - 1] * (at(m, 0, 0) + at(-m, 0, 0));
-    d.yy += s.c[1][m - 1] * (at(0, m, 0) + at(0, -m, 0));
-    d.zz += s.c[2][m - 1] * (at(0, 0, m) + at(0, 0, -m));
-    d.xy += s.cxy[m - 1] * ((at(m, m, 0) + at(-m, -m, 0)) - (at(m, -m, 0) + at(-m, m, 0)));
-    d.xz += s.cxz[m - 1] * ((at(m, 0, m) + at(-m, 0, -m)) - (at(m, 0, -m) + at(-m, 0, m)));
-    d.yz += s.cyz[m - 1] * ((at(0, m, m) + at(0, -m, -m)) - (at(0, m, -m) + at(0, -m, m)));
-  }
-  return d;
+MM_HOST_DEVICE MM_FORCE_INLINE TtiMediumPoint tti_medium_point(float theta, float phi, float a) {
+  TtiAxis n = tti_axis(theta, phi);
+  if (n.nz < 0) n = {-n.nx, -n.ny, -n.nz};
+  return {n.nx, n.ny, n.nz, 1.0f / a};
 }
 
-MM_HOST_DEVICE MM_FORCE_INLINE float laplacian_of(const Hessian& d) { return d.xx + d.yy + d.zz; }
-
-/// H f = (n . grad)^2 f.
-MM_HOST_DEVICE MM_FORCE_INLINE float h_operator(const Hessian& d, const TtiAxis& n) {
-  return n.nx * n.nx * d.xx + n.ny * n.ny * d.yy + n.nz * n.nz * d.zz +
-         2.0f * (n.nx * n.ny * d.xy + n.nx * n.nz * d.xz + n.ny * n.nz * d.yz);
-}
-
-/// Components of a symmetric 3x3 coefficient tensor, in this order.
+/// Components of a symmetric 3x3 tensor, in this order.
 enum TensorComponent { kXX = 0, kYY, kZZ, kXY, kXZ, kYZ };
 
-/// div(C grad f) with the 73-point stencil in symmetric (self-adjoint) form: every stencil pair
-/// (x, y) contributes w * (C(x) + C(y)) / 2 * (f(y) - f(x)), so the discrete operator is symmetric
-/// for a varying tensor C and equals C : Hessian(f) (hessian73) where C is constant.
-/// `f(di, dj, dk)` reads the field, `c(component, di, dj, dk)` the tensor.
-template <class AtF, class AtC>
-MM_HOST_DEVICE MM_FORCE_INLINE float div_tensor_grad73(const AtF& f, const AtC& c, const TtiStencil& s) {
-  const float f0 = f(0, 0, 0);
-  const float cxx = c(kXX, 0, 0, 0), cyy = c(kYY, 0, 0, 0), czz = c(kZZ, 0, 0, 0);
-  const float cxy = c(kXY, 0, 0, 0), cxz = c(kXZ, 0, 0, 0), cyz = c(kYZ, 0, 0, 0);
-  // One pair at offset (di, dj, dk) of component t, weight w.
-  const auto pair = [&](int t, float c0, int di, int dj, int dk) {
-    return 0.5f * (c0 + c(t, di, dj, dk)) * (f(di, dj, dk) - f0);
-  };
-  float sum = 0;
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
-  for (int m = 1; m <= kRadius; ++m) {
-    sum += s.c[0][m - 1] * (pair(kXX, cxx, m, 0, 0) + pair(kXX, cxx, -m, 0, 0));
-    sum += s.c[1][m - 1] * (pair(kYY, cyy, 0, m, 0) + pair(kYY, cyy, 0, -m, 0));
-    sum += s.c[2][m - 1] * (pair(kZZ, czz, 0, 0, m) + pair(kZZ, czz, 0, 0, -m));
-    // Mixed terms count twice (C_xy d2/dxdy + C_yx d2/dydx).
-    sum += 2.0f * s.cxy[m - 1] * ((pair(kXY, cxy, m, m, 0) + pair(kXY, cxy, -m, -m, 0)) -
-                                  (pair(kXY, cxy, m, -m, 0) + pair(kXY, cxy, -m, m, 0)));
-    sum += 2.0f * s.cxz[m - 1] * ((pair(kXZ, cxz, m, 0, m) + pair(kXZ, cxz, -m, 0, -m)) -
-                                  (pair(kXZ, cxz, m, 0, -m) + pair(kXZ, cxz, -m, 0, m)));
-    sum += 2.0f * s.cyz[m - 1] * ((pair(kYZ, cyz, 0, m, m) + pair(kYZ, cyz, 0, -m, -m)) -
-                                  (pair(kYZ, cyz, 0, m, -m) + pair(kYZ, cyz, 0, -m, m)));
+/// Component t of n n^T.
+MM_HOST_DEVICE MM_FORCE_INLINE float nn_component(const TtiMediumPoint& m, int t) {
+  switch (t) {
+    case kXX: return m.nx * m.nx;
+    case kYY: return m.ny * m.ny;
+    case kZZ: return m.nz * m.nz;
+    case kXY: return m.nx * m.ny;
+    case kXZ: return m.nx * m.nz;
+    default: return m.ny * m.nz;
   }
-  return sum;
 }
 
-/// The two tensors of the self-adjoint TTI operator at a point: C_perp = I - n n^T (the Laplacian
-/// across the symmetry axis, lap - H) and C_axis = n n^T / a (H, divided by a = 1 + 2 delta).
-struct TtiTensors {
-  float perp[6], axis[6];
+/// p + q and p at one stencil point: the two fields the operator differentiates.
+struct TtiFieldPoint {
+  float s, p;
 };
-MM_HOST_DEVICE MM_FORCE_INLINE TtiTensors tti_tensors(const TtiAxis& n, float a) {
-  const float nn[6] = {n.nx * n.nx, n.ny * n.ny, n.nz * n.nz, n.nx * n.ny, n.nx * n.nz, n.ny * n.nz};
-  TtiTensors t{};
-  for (int c = 0; c < 6; ++c) {
-    t.perp[c] = (c < 3 ? 1.0f : 0.0f) - nn[c];
-    t.axis[c] = nn[c] / a;
-  }
-  return t;
-}
 
 /// Right-hand sides (without v^2) of the p and q equations, self-adjoint form: with
 /// a = 1 + 2 delta and b = 2 (eps - delta),
-///   rp = a [ div(C_perp grad (p + q)) + div(C_axis grad p) ],   rq = b div(C_perp grad (p + q)).
-/// For a constant medium this is a (lap - H)(p + q) + H p and b (lap - H)(p + q) (DESIGN.md §3); the
-/// symmetric form keeps the system stable where tilt and delta vary (a pointwise n n^T : Hessian
-/// grew exponentially there). `perp_s` = div(C_perp grad (p + q)), `axis_p` = div(C_axis grad p).
+///   rp = a [ div(C_perp grad (p + q)) + div(C_axis grad p) ],   rq = b div(C_perp grad (p + q)),
+/// C_perp = I - n n^T (the Laplacian across the symmetry axis, lap - H) and C_axis = n n^T / a
+/// (H / a). For a constant medium this is a (lap - H)(p + q) + H p and b (lap - H)(p + q)
+/// (DESIGN.md §3); the symmetric form keeps the system stable where tilt and delta vary (a
+/// pointwise n n^T : Hessian grew exponentially there).
 struct TtiRhs {
   float p, q;
 };
-MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_rhs(float perp_s, float axis_p, float a, float b) {
-  return {a * (perp_s + axis_p), b * perp_s};
+
+/// Both right-hand sides in one pass over the 72 neighbours of the 73-point stencil. Every
+/// stencil pair (x, y) of direction t and weight w contributes w (C_t(x) + C_t(y)) / 2 (f(y) - f(x))
+/// to div(C grad f), so the discrete operator is symmetric for a varying medium and equals
+/// C : Hessian(f) where the medium is constant. `field(di, dj, dk)` gives a TtiFieldPoint,
+/// `medium(di, dj, dk)` a TtiMediumPoint; b is 2 (eps - delta) at the centre. Per neighbour:
+/// one component of n n^T, both tensors' pair weights, both differences.
+template <class AtField, class AtMedium>
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_rhs73(const AtField& field, const AtMedium& medium, float b,
+                                                const TtiStencil& s) {
+  const TtiFieldPoint f0 = field(0, 0, 0);
+  const TtiMediumPoint m0 = medium(0, 0, 0);
+  // Pair sums: C_perp(x) + C_perp(y) = perp0 - nn(y), C_axis(x) + C_axis(y) = axis0 + nn(y) / a(y).
+  float perp0[6], axis0[6];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int t = 0; t < 6; ++t) {
+    const float nn = nn_component(m0, t);
+    perp0[t] = (t < 3 ? 2.0f : 0.0f) - nn;
+    axis0[t] = nn * m0.inv_a;
+  }
+  float perp = 0, axis = 0;  // twice div(C grad f): the pair halves are taken once at the end
+  // Sum over the neighbours (signed sg) of one direction t at weight w.
+  const auto pair = [&](int t, int di, int dj, int dk, float& sp, float& sa, float sg) {
+    const TtiFieldPoint f = field(di, dj, dk);
+    const TtiMediumPoint m = medium(di, dj, dk);
+    const float nn = nn_component(m, t);
+    sp += sg * (perp0[t] - nn) * (f.s - f0.s);
+    sa += sg * (axis0[t] + nn * m.inv_a) * (f.p - f0.p);
+  };
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int m = 1; m <= kRadius; ++m) {
+    float sp = 0, sa = 0;
+    pair(kXX, m, 0, 0, sp, sa, 1.0f);
+    pair(kXX, -m, 0, 0, sp, sa, 1.0f);
+    perp += s.c[0][m - 1] * sp;
+    axis += s.c[0][m - 1] * sa;
+    sp = sa = 0;
+    pair(kYY, 0, m, 0, sp, sa, 1.0f);
+    pair(kYY, 0, -m, 0, sp, sa, 1.0f);
+    perp += s.c[1][m - 1] * sp;
+    axis += s.c[1][m - 1] * sa;
+    sp = sa = 0;
+    pair(kZZ, 0, 0, m, sp, sa, 1.0f);
+    pair(kZZ, 0, 0, -m, sp, sa, 1.0f);
+    perp += s.c[2][m - 1] * sp;
+    axis += s.c[2][m - 1] * sa;
+    // Mixed terms count twice (C_xy d2/dxdy + C_yx d2/dydx).
+    sp = sa = 0;
+    pair(kXY, m, m, 0, sp, sa, 1.0f);
+    pair(kXY, -m, -m, 0, sp, sa, 1.0f);
+    pair(kXY, m, -m, 0, sp, sa, -1.0f);
+    pair(kXY, -m, m, 0, sp, sa, -1.0f);
+    perp += 2.0f * s.cxy[m - 1] * sp;
+    axis += 2.0f * s.cxy[m - 1] * sa;
+    sp = sa = 0;
+    pair(kXZ, m, 0, m, sp, sa, 1.0f);
+    pair(kXZ, -m, 0, -m, sp, sa, 1.0f);
+    pair(kXZ, m, 0, -m, sp, sa, -1.0f);
+    pair(kXZ, -m, 0, m, sp, sa, -1.0f);
+    perp += 2.0f * s.cxz[m - 1] * sp;
+    axis += 2.0f * s.cxz[m - 1] * sa;
+    sp = sa = 0;
+    pair(kYZ, 0, m, m, sp, sa, 1.0f);
+    pair(kYZ, 0, -m, -m, sp, sa, 1.0f);
+    pair(kYZ, 0, m, -m, sp, sa, -1.0f);
+    pair(kYZ, 0, -m, m, sp, sa, -1.0f);
+    perp += 2.0f * s.cyz[m - 1] * sp;
+    axis += 2.0f * s.cyz[m - 1] * sa;
+  }
+  const float a = 1.0f / m0.inv_a;
+  perp *= 0.5f;
+  axis *= 0.5f;
+  return {a * (perp + axis), b * perp};
 }
 
 /// Largest stable dt (s) of leapfrog with this operator, from the von Neumann symbol of the

@@ -1,9 +1,8 @@
 // CPU reference backend for the acoustic TTI propagator: one pass over the grid, each point updating
 // p and q with the 73-point self-adjoint operator (physics/tti.hpp); points outside the inner
 // region use Minimod's damped update with one auxiliary field per wavefield. OpenMP over (i, j).
-// What it reads per point: p, q (stencils), p_prev, q_prev, (v dt)^2, 1 + 2 delta, 2 (eps - delta)
-// and the two tensors of the self-adjoint operator (6 components each, precomputed from tilt,
-// azimuth and delta) at the point and its 72 stencil neighbours.
+// What it reads per point: p, q (stencils), p_prev, q_prev, (v dt)^2, 2 (eps - delta) and the
+// medium (the symmetry axis and 1 / (1 + 2 delta)) at the point and its 72 stencil neighbours.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -22,29 +21,52 @@ namespace minimod::kernels {
 
 using physics::Index3;
 
+physics::Box3 medium_box(const physics::Grid& grid) {
+  const int r = physics::kRadius;
+  const Index3 n = grid.shape;
+  return {{-r, -r, -r}, {n.i + 2 * r, n.j + 2 * r, n.k + 2 * r}};
+}
+
 void finish_problem(AcousticTtiProblem& p) {
   p.stencil = physics::make_tti_stencil(p.grid.spacing);
   for (int a = 0; a < 3; ++a)
     p.inv_4h2[static_cast<size_t>(a)] = static_cast<float>(1.0 / (4.0 * p.grid.spacing[a] * p.grid.spacing[a]));
+  const Index3 n = p.grid.shape;
+  const physics::Box3 m = medium_box(p.grid);
+  const auto grid_points = static_cast<size_t>(p.grid.points());
+  for (auto* v : {&p.theta, &p.phi, &p.a}) {
+    if (v->size() == static_cast<size_t>(m.points())) continue;
+    if (v->size() != grid_points)
+      throw std::invalid_argument("acoustic_tti: theta, phi and a must cover the grid or the grid and its halo");
+    std::vector<float> out(static_cast<size_t>(m.points()));
+#pragma omp parallel for collapse(2)
+    for (int i = 0; i < m.n.i; ++i)
+      for (int j = 0; j < m.n.j; ++j)
+        for (int k = 0; k < m.n.k; ++k) {
+          const int ci = std::clamp(i + m.lo.i, 0, n.i - 1), cj = std::clamp(j + m.lo.j, 0, n.j - 1),
+                    ck = std::clamp(k + m.lo.k, 0, n.k - 1);
+          out[(static_cast<size_t>(i) * m.n.j + j) * m.n.k + k] = (*v)[(static_cast<size_t>(ci) * n.j + cj) * n.k + ck];
+        }
+    v->swap(out);
+  }
 }
 
-void fill_tti_tensors(const AcousticTtiProblem& p, const physics::FieldLayout& layout, float* const perp[6],
-                      float* const axis[6]) {
-  const Index3 n = p.grid.shape;
-  // The halo too, extended from the nearest grid point: a stencil pair reaching into the (zero)
-  // halo then weighs like the constant-coefficient stencil there.
-  const int r = physics::kRadius;
+void fill_tti_medium(const AcousticTtiProblem& p, const physics::FieldLayout& layout, float* nx, float* ny,
+                     float* nz, float* inv_a) {
+  const physics::Box3 m = medium_box(p.grid);
+  if (layout.halo != physics::kRadius || p.theta.size() != static_cast<size_t>(m.points()))
+    throw std::invalid_argument("fill_tti_medium: call finish_problem first; the layout's halo is the radius");
 #pragma omp parallel for collapse(2)
-  for (int i = -r; i < n.i + r; ++i)
-    for (int j = -r; j < n.j + r; ++j)
-      for (int k = -r; k < n.k + r; ++k) {
-        const int ci = std::clamp(i, 0, n.i - 1), cj = std::clamp(j, 0, n.j - 1), ck = std::clamp(k, 0, n.k - 1);
-        const size_t o = (static_cast<size_t>(ci) * n.j + cj) * n.k + ck;
-        const auto t = physics::tti_tensors(physics::tti_axis(p.theta[o], p.phi[o]), p.a[o]);
-        for (int c = 0; c < 6; ++c) {
-          layout.view(perp[c])(i, j, k) = t.perp[c];
-          layout.view(axis[c])(i, j, k) = t.axis[c];
-        }
+  for (int i = 0; i < m.n.i; ++i)
+    for (int j = 0; j < m.n.j; ++j)
+      for (int k = 0; k < m.n.k; ++k) {
+        const size_t o = (static_cast<size_t>(i) * m.n.j + j) * m.n.k + k;
+        const auto t = physics::tti_medium_point(p.theta[o], p.phi[o], p.a[o]);
+        const int gi = i + m.lo.i, gj = j + m.lo.j, gk = k + m.lo.k;
+        layout.view(nx)(gi, gj, gk) = t.nx;
+        layout.view(ny)(gi, gj, gk) = t.ny;
+        layout.view(nz)(gi, gj, gk) = t.nz;
+        layout.view(inv_a)(gi, gj, gk) = t.inv_a;
       }
 }
 
@@ -58,37 +80,26 @@ class CpuAcousticTti final : public Propagator {
  public:
   explicit CpuAcousticTti(const AcousticTtiProblem& problem)
       : p_(problem), layout_(FieldLayout::make(problem.grid.box(), physics::kRadius)) {
-    for (auto* f : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_, &v2dt2_, &a_, &b_})
+    for (auto* f : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_, &v2dt2_, &b_, &nx_, &ny_, &nz_, &inv_a_})
       *f = AlignedBuffer(layout_.elements());
-    for (int c = 0; c < 6; ++c) {
-      perp_[c] = AlignedBuffer(layout_.elements());
-      axis_[c] = AlignedBuffer(layout_.elements());
-    }
     const Index3 n = p_.grid.shape;
-    const auto m = view(v2dt2_), va = view(a_), vb = view(b_);
+    const auto m = view(v2dt2_), vb = view(b_);
 #pragma omp parallel for collapse(2)
     for (int i = 0; i < n.i; ++i)
       for (int j = 0; j < n.j; ++j)
         for (int k = 0; k < n.k; ++k) {
           const size_t o = (static_cast<size_t>(i) * n.j + j) * n.k + k;
           m(i, j, k) = p_.v2dt2[o];
-          va(i, j, k) = p_.a[o];
           vb(i, j, k) = p_.b[o];
         }
-    float* perp[6];
-    float* axis[6];
-    for (int c = 0; c < 6; ++c) {
-      perp[c] = perp_[c].data();
-      axis[c] = axis_[c].data();
-    }
-    fill_tti_tensors(p_, layout_, perp, axis);
+    fill_tti_medium(p_, layout_, nx_.data(), ny_.data(), nz_.data(), inv_a_.data());
     const auto regions = pml::make_regions(p_.grid.shape, p_.pml);
     inner_ = regions.front().is_pml ? Box3{} : regions.front().box;
   }
 
   std::string backend() const override { return "cpu"; }
   std::string kernel() const override { return "reference"; }
-  std::int64_t allocated_bytes() const override { return 21 * layout_.elements() * 4; }
+  std::int64_t allocated_bytes() const override { return 12 * layout_.elements() * 4; }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
     receivers_ = nodes;
@@ -170,12 +181,11 @@ class CpuAcousticTti final : public Propagator {
     g.aux_p = view(aux_p_);
     g.aux_q = view(aux_q_);
     g.v2dt2 = view(v2dt2_);
-    g.a = view(a_);
     g.b = view(b_);
-    for (int c = 0; c < 6; ++c) {
-      g.perp[c] = view(perp_[c]);
-      g.axis[c] = view(axis_[c]);
-    }
+    g.nx = view(nx_);
+    g.ny = view(ny_);
+    g.nz = view(nz_);
+    g.inv_a = view(inv_a_);
     for (int a = 0; a < 3; ++a) {
       g.eta[a] = p_.damping.eta[a].data();
       g.inv_4h2[a] = p_.inv_4h2[static_cast<size_t>(a)];
@@ -191,8 +201,8 @@ class CpuAcousticTti final : public Propagator {
 
   AcousticTtiProblem p_;
   FieldLayout layout_;
-  AlignedBuffer p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, a_, b_;
-  AlignedBuffer perp_[6], axis_[6];  // the operator's two tensors per point (physics/tti.hpp)
+  AlignedBuffer p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_;
+  AlignedBuffer nx_, ny_, nz_, inv_a_;  // the medium per point, halo included (physics::TtiMediumPoint)
   Box3 inner_;
   std::vector<NodeWeight> receivers_;
   int receiver_count_ = 0;

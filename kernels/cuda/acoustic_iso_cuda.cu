@@ -25,15 +25,6 @@ using physics::FieldLayout;
 using physics::Index3;
 using physics::View3;
 
-/// A smooth non-zero field for timing the `auto` candidates (zeros could flatter a kernel):
-/// amplitude 1e-3 times a product of sines along each axis; the halo is left alone.
-__global__ void fill_smooth(View3<float> f, Index3 n, float wi, float wj, float wk, float phase) {
-  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = static_cast<int>(blockIdx.y), i = static_cast<int>(blockIdx.z);
-  if (k >= n.k) return;
-  f(i, j, k) = 1e-3f * sinf(wi * i + phase) * sinf(wj * j + 2 * phase) * sinf(wk * k + 3 * phase);
-}
-
 class CudaAcousticIso final : public Propagator {
  public:
   CudaAcousticIso(const AcousticIsoProblem& problem, const KernelFamily& family, const Tile& tile)
@@ -258,15 +249,7 @@ class CudaAcousticIso final : public Propagator {
   void fill_for_tuning() {
     const cudaStream_t s0 = inner_stream_.get();
     MM_CUDA_CHECK(cudaStreamSynchronize(s0));
-    const Index3 n = p_.grid.shape;
-    std::mt19937 rng(20240611u);  // fixed: the same data for every run, so timings compare
-    std::uniform_real_distribution<float> w(0.05f, 0.3f), phase(0.0f, 6.2831853f);
-    for (auto* b : {&u_prev_, &u_}) {
-      const float wi = w(rng), wj = w(rng), wk = w(rng), ph = phase(rng);
-      fill_smooth<<<dim3(ceil_div(n.k, 128), n.j, n.i), 128, 0, s0>>>(view(*b), n, wi, wj, wk, ph);
-      MM_CUDA_CHECK_LAUNCH("fill_smooth");
-    }
-    MM_CUDA_CHECK(cudaStreamSynchronize(s0));
+    fill_smooth_fields({view(u_prev_), view(u_)}, p_.grid.shape, s0);
   }
 
   /// Back to rest, exactly as constructed: u, u_prev and the PML memory fields all zero (halo
@@ -607,7 +590,7 @@ std::unique_ptr<Propagator> make_auto(const AcousticIsoProblem& problem) {
     }
   };
   const TuneOutcome outcome =
-      autotune_acoustic_iso(key, autotune_cache_path(), problem.grid.points(), time);
+      autotune(PropagatorKind::acoustic_iso, key, autotune_cache_path(), problem.grid.points(), time);
   if (dirty) prop->reset_state();
   prop->set_inner_kernel(find_family(outcome.best().family, PropagatorKind::acoustic_iso),
                          outcome.best().tile);

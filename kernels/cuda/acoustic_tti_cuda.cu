@@ -1,18 +1,20 @@
-// CUDA backend of the acoustic TTI propagator, `gmem` family: one thread per point over the whole
-// grid, inner and PML points alike, each calling the shared point update (kernels/tti_point.hpp);
-// then source injection into p, free surfaces on p and q, receivers on p or q, all on the GPU.
-// The correctness baseline for faster TTI families. Per point it reads p, q (stencils through
-// the read-only cache), p_prev, q_prev, (v dt)^2, 1 + 2 delta, 2 (eps - delta) and the 12 tensor
-// components at the 73 stencil points (mostly cache hits).
+// CUDA backend of the acoustic TTI propagator: the inner region with a pluggable kernel family
+// (kernels/cuda/registry.hpp: gmem, smem, semi, swic, or `auto`), the PML slabs with the gmem
+// point update (kernels/tti_point.hpp, damped branch); then source injection into p, free
+// surfaces on p and q, receivers on p or q, all on the GPU. `gmem` alone is one launch over the
+// whole grid. Memory: 12 arrays per point (p, q at two levels, two auxiliary fields, (v dt)^2, b,
+// and the medium nx, ny, nz, 1 / a), halo included: 1000^3 takes 49 GB.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 
+#include "kernels/cuda/autotune.hpp"
+#include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/field_kernels.cuh"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/resources.hpp"
-#include "kernels/cuda/thread_point.cuh"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/error.hpp"
@@ -21,42 +23,35 @@ namespace minimod::kernels {
 namespace cuda {
 namespace {
 
-__global__ void __launch_bounds__(256) tti_gmem(TtiStepArgs g, Box3 region) {
-  int i, j, k;
-  if (!thread_point(region, i, j, k)) return;
-  tti_update_point(g, i, j, k);
-}
+constexpr int kArrays = 12;
 
 class CudaAcousticTti final : public Propagator {
  public:
-  explicit CudaAcousticTti(const AcousticTtiProblem& problem)
-      : p_(problem), layout_(physics::FieldLayout::make(problem.grid.box(), physics::kRadius)) {
+  CudaAcousticTti(const AcousticTtiProblem& problem, const KernelFamily& family, const Tile& tile)
+      : p_(problem),
+        layout_(physics::FieldLayout::make(problem.grid.box(), physics::kRadius)),
+        family_(&family),
+        tile_(tile),
+        gmem_(&find_family("gmem", PropagatorKind::acoustic_tti)) {
     const std::int64_t n = layout_.elements();
-    check_fits(21 * n * 4);
-    static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "a", "b"};
-    DeviceBuffer<float>* fields[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_, &v2dt2_, &a_, &b_};
-    for (int f = 0; f < 9; ++f) *fields[f] = DeviceBuffer<float>(n, kNames[f]);
-    for (int c = 0; c < 6; ++c) {
-      perp_[c] = DeviceBuffer<float>(n, "tti tensor (perp)");
-      axis_[c] = DeviceBuffer<float>(n, "tti tensor (axis)");
+    check_fits(kArrays * n * 4);
+    static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
+                                   "nx", "ny", "nz", "1/a"};
+    DeviceBuffer<float>* arrays[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_, &v2dt2_, &b_,
+                                     &nx_, &ny_, &nz_, &inv_a_};
+    for (int f = 0; f < kArrays; ++f) {
+      *arrays[f] = DeviceBuffer<float>(n, kNames[f]);
+      MM_CUDA_CHECK(cudaMemset(arrays[f]->data(), 0, static_cast<size_t>(arrays[f]->bytes())));
     }
-    for (auto* b : fields) MM_CUDA_CHECK(cudaMemset(b->data(), 0, static_cast<size_t>(b->bytes())));
     upload_dense(v2dt2_, p_.v2dt2.data());
-    upload_dense(a_, p_.a.data());
     upload_dense(b_, p_.b.data());
     {
-      std::vector<std::vector<float>> host(12, std::vector<float>(static_cast<size_t>(n), 0.0f));
-      float* perp[6];
-      float* axis[6];
-      for (int c = 0; c < 6; ++c) {
-        perp[c] = host[static_cast<size_t>(c)].data();
-        axis[c] = host[static_cast<size_t>(c) + 6].data();
-      }
-      fill_tti_tensors(p_, layout_, perp, axis);
-      for (int c = 0; c < 6; ++c) {
-        MM_CUDA_CHECK(cudaMemcpy(perp_[c].data(), perp[c], static_cast<size_t>(n) * 4, cudaMemcpyHostToDevice));
-        MM_CUDA_CHECK(cudaMemcpy(axis_[c].data(), axis[c], static_cast<size_t>(n) * 4, cudaMemcpyHostToDevice));
-      }
+      std::vector<float> host(static_cast<size_t>(4 * n), 0.0f);
+      float* m = host.data();
+      fill_tti_medium(p_, layout_, m, m + n, m + 2 * n, m + 3 * n);
+      DeviceBuffer<float>* medium[] = {&nx_, &ny_, &nz_, &inv_a_};
+      for (int c = 0; c < 4; ++c)
+        MM_CUDA_CHECK(cudaMemcpy(medium[c]->data(), m + c * n, static_cast<size_t>(n) * 4, cudaMemcpyHostToDevice));
     }
     for (int a = 0; a < 3; ++a) {
       const auto& e = p_.damping.eta[a];
@@ -64,15 +59,19 @@ class CudaAcousticTti final : public Propagator {
       if (!e.empty())
         MM_CUDA_CHECK(cudaMemcpy(eta_[a].data(), e.data(), e.size() * 4, cudaMemcpyHostToDevice));
     }
-    const auto regions = pml::make_regions(p_.grid.shape, p_.pml);
-    inner_ = regions.front().is_pml ? Box3{} : regions.front().box;
+    for (const auto& r : pml::make_regions(p_.grid.shape, p_.pml)) {
+      if (r.is_pml)
+        pml_boxes_.push_back(r.box);
+      else
+        inner_ = r.box;
+    }
     scratch_ = DeviceBuffer<unsigned>(2, "health scratch");
     for (auto* v : {&p_.v2dt2, &p_.a, &p_.b, &p_.theta, &p_.phi}) std::vector<float>().swap(*v);
   }
 
   std::string backend() const override { return "cuda"; }
-  std::string kernel() const override { return "gmem"; }
-  std::int64_t allocated_bytes() const override { return 21 * layout_.elements() * 4; }
+  std::string kernel() const override { return family_->name + " " + tile_string(tile_); }
+  std::int64_t allocated_bytes() const override { return kArrays * layout_.elements() * 4; }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
     receivers_.set(nodes, count, view(p1_), stream_.get());
@@ -88,21 +87,26 @@ class CudaAcousticTti final : public Propagator {
     g.aux_p = view(aux_p_);
     g.aux_q = view(aux_q_);
     g.v2dt2 = view(v2dt2_);
-    g.a = view(a_);
     g.b = view(b_);
-    for (int c = 0; c < 6; ++c) {
-      g.perp[c] = view(perp_[c]);
-      g.axis[c] = view(axis_[c]);
-    }
+    g.nx = view(nx_);
+    g.ny = view(ny_);
+    g.nz = view(nz_);
+    g.inv_a = view(inv_a_);
     for (int a = 0; a < 3; ++a) {
       g.eta[a] = eta_[a].data();
       g.inv_4h2[a] = p_.inv_4h2[static_cast<size_t>(a)];
     }
     g.stencil = p_.stencil;
     g.inner = inner_;
-    const Box3 all = p_.grid.box();
-    tti_gmem<<<dim3(ceil_div(all.n.k, 32), ceil_div(all.n.j, 4), ceil_div(all.n.i, 2)), dim3(32, 4, 2), 0, s>>>(g, all);
-    MM_CUDA_CHECK_LAUNCH("tti_gmem");
+    if (family_ == gmem_) {
+      gmem_->launch_tti(g, p_.grid.box(), tile_, s);
+      MM_CUDA_CHECK_LAUNCH("gmem (acoustic_tti)");
+    } else {
+      family_->launch_tti(g, inner_, tile_, s);
+      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+      for (const Box3& b : pml_boxes_) gmem_->launch_tti(g, b, gmem_->tti_tunables.front(), s);
+      MM_CUDA_CHECK_LAUNCH("gmem (acoustic_tti PML)");
+    }
     SourceNodes sn;
     auto flush = [&] {
       if (sn.count == 0) return;
@@ -124,6 +128,38 @@ class CudaAcousticTti final : public Propagator {
   }
 
   void take_traces(std::vector<float>& out) override { receivers_.take(out, stream_.get()); }
+
+  double timed_steps(int first, int steps, const std::vector<NodeWeight>& source,
+                     float (*amplitude)(int, const void*), const void* ctx) override {
+    Event start(true), stop(true);
+    const cudaStream_t s = stream_.get();
+    MM_CUDA_CHECK(cudaEventRecord(start.get(), s));
+    for (int n = first; n < first + steps; ++n) step(source, amplitude(n, ctx));
+    MM_CUDA_CHECK(cudaEventRecord(stop.get(), s));
+    MM_CUDA_CHECK(cudaEventSynchronize(stop.get()));
+    float ms = 0;
+    MM_CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
+    return ms * 1e-3;
+  }
+
+  // --- For `kernel: auto` ---
+  void set_inner_kernel(const KernelFamily& family, const Tile& tile) {
+    family_ = &family;
+    tile_ = tile;
+  }
+  /// p, q at both levels = smooth non-zero fields, for timing candidates on real-looking data.
+  void fill_for_tuning() {
+    fill_smooth_fields({view(p0_), view(p1_), view(q0_), view(q1_)}, p_.grid.shape, stream_.get());
+  }
+  /// Back to rest, exactly as constructed.
+  void reset_state() {
+    MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    for (auto* b : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_})
+      MM_CUDA_CHECK(cudaMemset(b->data(), 0, static_cast<size_t>(b->bytes())));
+    MM_CUDA_CHECK(cudaDeviceSynchronize());
+    receivers_.clear();
+  }
+  void settle_after_failed_step() { MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get())); }
 
   void read_field(const std::string& name, const Box3& box, const Index3& stride, float* out) override {
     const Index3 on{(box.n.i + stride.i - 1) / stride.i, (box.n.j + stride.j - 1) / stride.j,
@@ -226,18 +262,62 @@ class CudaAcousticTti final : public Propagator {
 
   AcousticTtiProblem p_;
   physics::FieldLayout layout_;
+  const KernelFamily* family_;  // the inner region's
+  Tile tile_;
+  const KernelFamily* gmem_;    // the PML slabs'
   Stream stream_;
-  DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, a_, b_, perp_[6], axis_[6], eta_[3];
+  DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, eta_[3];
   DeviceBuffer<unsigned> scratch_;
   Box3 inner_;
+  std::vector<Box3> pml_boxes_;
   DeviceReceivers receivers_;
 };
 
-}  // namespace
-}  // namespace cuda
+float zero_amplitude(int, const void*) { return 0.0f; }
 
-std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& problem) {
-  return std::make_unique<cuda::CudaAcousticTti>(problem);
+/// `kernel: auto`: one propagator, its inner family switched through every TTI candidate on
+/// non-zero fields by the tuner (or taken from the cache), then reset to rest.
+std::unique_ptr<Propagator> make_auto(const AcousticTtiProblem& problem) {
+  const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_tti);
+  auto prop = std::make_unique<CudaAcousticTti>(problem, start, start.tti_tunables.front());
+  std::string pml = "acoustic_tti minimod";
+  for (int a = 0; a < 3; ++a) pml += (a == 0 ? " " : ",") + std::to_string(problem.pml.lo[static_cast<size_t>(a)]);
+  for (int a = 0; a < 3; ++a) pml += (a == 0 ? "/" : ",") + std::to_string(problem.pml.hi[static_cast<size_t>(a)]);
+  const std::string key = autotune_key(device_name(), problem.grid.shape, pml);
+  bool dirty = false;
+  const TimeCandidate time = [&](const KernelFamily& f, const Tile& t, int steps) {
+    if (!dirty) {
+      prop->fill_for_tuning();
+      dirty = true;
+    }
+    prop->set_inner_kernel(f, t);
+    try {
+      return prop->timed_steps(0, steps, {}, &zero_amplitude, nullptr);
+    } catch (const Error& e) {
+      prop->settle_after_failed_step();
+      throw CandidateFailed(e.what());
+    }
+  };
+  const TuneOutcome outcome =
+      autotune(PropagatorKind::acoustic_tti, key, autotune_cache_path(), problem.grid.points(), time);
+  if (dirty) prop->reset_state();
+  prop->set_inner_kernel(find_family(outcome.best().family, PropagatorKind::acoustic_tti), outcome.best().tile);
+  return prop;
 }
 
+}  // namespace
+
+std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& problem, const std::string& kernel) {
+  if (kernel == "auto") return make_auto(problem);
+  const auto colon = kernel.find(':');
+  const KernelFamily& family = find_family(kernel.substr(0, colon), PropagatorKind::acoustic_tti);
+  Tile tile = family.tti_tunables.front();
+  if (colon != std::string::npos &&
+      (std::sscanf(kernel.c_str() + colon + 1, "%dx%dx%d", &tile.x, &tile.y, &tile.z) != 3 || tile.x < 1 ||
+       tile.y < 1 || tile.z < 1))
+    throw ConfigError("config error: execution.kernel: bad tile in '" + kernel + "' (expected family:XxYxZ)");
+  return std::make_unique<CudaAcousticTti>(problem, family, tile);
+}
+
+}  // namespace cuda
 }  // namespace minimod::kernels

@@ -97,11 +97,9 @@ std::vector<Entry> read_entries(const std::string& path, bool quiet = false) {
   return out;
 }
 
-const KernelFamily* iso_family(const std::string& name) {
+const KernelFamily* family_for(const std::string& name, PropagatorKind kind) {
   for (const auto& f : families())
-    if (f.name == name && std::find(f.propagators.begin(), f.propagators.end(),
-                                    PropagatorKind::acoustic_iso) != f.propagators.end())
-      return &f;
+    if (f.name == name && implements(f, kind)) return &f;
   return nullptr;
 }
 
@@ -174,13 +172,13 @@ void write_autotune_cache(const std::string& path, const std::string& key, const
   }
 }
 
-TuneOutcome autotune_acoustic_iso(const std::string& key, const std::string& cache, std::int64_t points,
-                                  const TimeCandidate& time) {
+TuneOutcome autotune(PropagatorKind kind, const std::string& key, const std::string& cache, std::int64_t points,
+                     const TimeCandidate& time) {
   TuneOutcome outcome;
   outcome.key = key;
   if (const auto hit = read_autotune_cache(cache, key)) {
-    const KernelFamily* f = iso_family(hit->family);
-    const bool tile_ok = f && std::any_of(f->tunables.begin(), f->tunables.end(),
+    const KernelFamily* f = family_for(hit->family, kind);
+    const bool tile_ok = f && std::any_of(tunables(*f, kind).begin(), tunables(*f, kind).end(),
                                           [&](const Tile& t) { return same_tile(t, hit->tile); });
     if (tile_ok) {
       outcome.cached = true;
@@ -206,10 +204,8 @@ TuneOutcome autotune_acoustic_iso(const std::string& key, const std::string& cac
   int candidates = 0;
   bool clocks_warm = false;
   for (const auto& f : families()) {
-    if (std::find(f.propagators.begin(), f.propagators.end(), PropagatorKind::acoustic_iso) ==
-        f.propagators.end())
-      continue;
-    for (const Tile& t : f.tunables) {
+    if (!implements(f, kind)) continue;
+    for (const Tile& t : tunables(f, kind)) {
       ++candidates;
       try {
         const double warm = std::max(time(f, t, kWarmup) / kWarmup, 1e-7);

@@ -56,13 +56,13 @@ std::optional<TuneResult> read_autotune_cache(const std::string& path, const std
 void write_autotune_cache(const std::string& path, const std::string& key, const TuneResult& r);
 
 /// The decision for `key`: the cached entry of `cache` ("" = none) if it is valid (its family
-/// registered for acoustic_iso, its tile one of the family's tunables), else every applicable
+/// registered for `kind`, its tile one of the family's tunables for it), else every applicable
 /// family x tile timed with `time` and the fastest written to the cache. `points` = grid points per
 /// step. Logs the choice at info level. Throws Error if no candidate could run.
-TuneOutcome autotune_acoustic_iso(const std::string& key, const std::string& cache,
-                                  std::int64_t points, const TimeCandidate& time);
+TuneOutcome autotune(PropagatorKind kind, const std::string& key, const std::string& cache,
+                     std::int64_t points, const TimeCandidate& time);
 
-/// The outcome of the last autotune_acoustic_iso in this process (tests, the benchmark); empty
+/// The outcome of the last autotune in this process (tests, the benchmark); empty
 /// table before the first.
 TuneOutcome last_tuning();
 

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/propagator.hpp"
+#include "kernels/tti_propagator.hpp"
 
 namespace minimod::kernels::cuda {
 
@@ -15,8 +16,11 @@ std::vector<std::string> list_families();
 /// Refuses clearly if the plan does not fit.
 std::unique_ptr<Propagator> make_cuda_acoustic_iso(const AcousticIsoProblem& problem,
                                                    const std::string& family);
-/// "R regs, S B smem/block" of a kernel spec ("family" or "family:XxYxZ").
-std::string kernel_resources(const std::string& kernel);
+/// The acoustic-TTI propagator on the current GPU with the named inner-region kernel, as above.
+std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& problem,
+                                                   const std::string& family);
+/// "R regs, S B smem/block" of a kernel spec ("family" or "family:XxYxZ") of that propagator.
+std::string kernel_resources(const std::string& kernel, bool tti = false);
 /// Device-to-device copy bandwidth (bytes/s, read + write counted) of the current GPU.
 double measure_copy_bandwidth();
 /// "NVIDIA H100 80GB HBM3" etc.

@@ -4,6 +4,8 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <random>
 #include <vector>
 
 #include "kernels/cuda/cuda_check.hpp"
@@ -115,6 +117,27 @@ __global__ void gather(View3<const float> f, Box3 box, Index3 stride, Index3 out
       f(box.lo.i + i * stride.i, box.lo.j + j * stride.j, box.lo.k + k * stride.k);
 }
 
+
+/// A smooth non-zero field for timing the `auto` candidates (zeros could flatter a kernel):
+/// amplitude 1e-3 times a product of sines along each axis; the halo is left alone.
+__global__ void fill_smooth(View3<float> f, Index3 n, float wi, float wj, float wk, float phase) {
+  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = static_cast<int>(blockIdx.y), i = static_cast<int>(blockIdx.z);
+  if (k >= n.k) return;
+  f(i, j, k) = 1e-3f * sinf(wi * i + phase) * sinf(wj * j + 2 * phase) * sinf(wk * k + 3 * phase);
+}
+
+/// fill_smooth on each field (different waves, the same for every run so timings compare); waits.
+inline void fill_smooth_fields(std::initializer_list<View3<float>> fields, const Index3& n, cudaStream_t s) {
+  std::mt19937 rng(20240611u);
+  std::uniform_real_distribution<float> w(0.05f, 0.3f), phase(0.0f, 6.2831853f);
+  for (const auto& f : fields) {
+    const float wi = w(rng), wj = w(rng), wk = w(rng), ph = phase(rng);
+    fill_smooth<<<dim3(ceil_div(n.k, 128), n.j, n.i), 128, 0, s>>>(f, n, wi, wj, wk, ph);
+    MM_CUDA_CHECK_LAUNCH("fill_smooth");
+  }
+  MM_CUDA_CHECK(cudaStreamSynchronize(s));
+}
 
 /// Receivers on the GPU: their nodes as CSR (offsets, weights, first node per receiver), samples
 /// kept for kTraceSlots steps on the device, then copied out in one block.

@@ -1,6 +1,8 @@
 // gmem: one thread per point, every stencil read from global memory (through the read-only
 // cache); the correctness baseline for every faster family (Sai et al. 2020 §III-A, "gmem").
-// threadIdx.x runs along k (contiguous) so a warp reads whole rows.
+// threadIdx.x runs along k (contiguous) so a warp reads whole rows. For acoustic_tti it is also
+// the PML-slab kernel of every TTI family: the shared point update (kernels/tti_point.hpp) takes
+// the damped branch outside args.inner.
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/thread_point.cuh"
 #include "physics/stencil.hpp"
@@ -26,19 +28,45 @@ void launch(const IsoStepArgs& a, const Tile& t, cudaStream_t s) {
   gmem_iso<<<grid, block, 0, s>>>(a);
 }
 
+__global__ void __launch_bounds__(256) gmem_tti(TtiStepArgs g, physics::Box3 region) {
+  int i, j, k;
+  if (!thread_point(region, i, j, k)) return;
+  tti_update_point(g, i, j, k);
+}
+
+void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, cudaStream_t s) {
+  if (region.empty()) return;
+  const dim3 grid(ceil_div(region.n.k, t.x), ceil_div(region.n.j, t.y), ceil_div(region.n.i, t.z));
+  gmem_tti<<<grid, dim3(t.x, t.y, t.z), 0, s>>>(g, region);
+}
+
+cudaFuncAttributes tti_attributes(const Tile&) {
+  cudaFuncAttributes a{};
+  cudaFuncGetAttributes(&a, gmem_tti);
+  return a;
+}
+
 cudaFuncAttributes attributes(const Tile&) {
   cudaFuncAttributes a{};
   cudaFuncGetAttributes(&a, gmem_iso);
   return a;
 }
 
-const bool kRegistered = register_family({"gmem",
-                                          {PropagatorKind::acoustic_iso},
-                                          {{32, 4, 4}, {64, 4, 2}, {32, 8, 2}, {128, 2, 2}},
-                                          &launch,
-                                          "one thread per point, global memory",
-                                          &attributes,
-                                          nullptr});
+KernelFamily family() {
+  KernelFamily f;
+  f.name = "gmem";
+  f.propagators = {PropagatorKind::acoustic_iso, PropagatorKind::acoustic_tti};
+  f.tunables = {{32, 4, 4}, {64, 4, 2}, {32, 8, 2}, {128, 2, 2}};
+  f.launch = &launch;
+  f.description = "one thread per point, global memory";
+  f.attributes = &attributes;
+  f.launch_tti = &launch_tti;
+  f.tti_tunables = {{32, 4, 2}, {32, 8, 1}};  // 256 threads (its launch bound)
+  f.tti_attributes = &tti_attributes;
+  return f;
+}
+
+const bool kRegistered = register_family(family());
 
 }  // namespace
 }  // namespace minimod::kernels::cuda

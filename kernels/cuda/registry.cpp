@@ -17,6 +17,8 @@ std::vector<KernelFamily>& registry() {
 }  // namespace
 
 bool register_family(KernelFamily family) {
+  if (implements(family, PropagatorKind::acoustic_tti) && (!family.launch_tti || family.tti_tunables.empty()))
+    throw Error("kernel family '" + family.name + "' lists acoustic_tti without its launch and tiles");
   for (const auto& f : registry())
     if (f.name == family.name) throw Error("kernel family '" + family.name + "' registered twice");
   registry().push_back(std::move(family));
@@ -30,7 +32,7 @@ const std::vector<KernelFamily>& families() { return registry(); }
 const KernelFamily& find_family(const std::string& name, PropagatorKind p) {
   std::string able;
   for (const auto& f : registry()) {
-    const bool ok = std::find(f.propagators.begin(), f.propagators.end(), p) != f.propagators.end();
+    const bool ok = implements(f, p);
     if (ok && f.name == name) return f;
     if (ok) able += (able.empty() ? "" : ", ") + f.name;
   }
@@ -41,23 +43,30 @@ const KernelFamily& find_family(const std::string& name, PropagatorKind p) {
 std::vector<std::string> list_families() {
   std::vector<std::string> out;
   for (const auto& f : registry()) {
-    std::ostringstream s;
-    s << "cuda " << f.name << " acoustic_iso tiles:";
-    for (const auto& t : f.tunables) s << " " << t.x << "x" << t.y << "x" << t.z;
-    s << "  (" << f.description << ")";
-    out.push_back(s.str());
+    for (auto p : {PropagatorKind::acoustic_iso, PropagatorKind::acoustic_tti}) {
+      if (!implements(f, p)) continue;
+      std::ostringstream s;
+      s << "cuda " << f.name << (p == PropagatorKind::acoustic_iso ? " acoustic_iso" : " acoustic_tti") << " tiles:";
+      for (const auto& t : tunables(f, p)) s << " " << t.x << "x" << t.y << "x" << t.z;
+      s << "  (" << f.description << ")";
+      out.push_back(s.str());
+    }
   }
   return out;
 }
 
-std::string kernel_resources(const std::string& kernel) {
+std::string kernel_resources(const std::string& kernel, bool tti_kernel) {
+  const PropagatorKind p = tti_kernel ? PropagatorKind::acoustic_tti : PropagatorKind::acoustic_iso;
   const auto colon = kernel.find(':');
-  const auto& f = find_family(kernel.substr(0, colon), PropagatorKind::acoustic_iso);
-  Tile t = f.tunables.front();
+  const auto& f = find_family(kernel.substr(0, colon), p);
+  Tile t = tunables(f, p).front();
   if (colon != std::string::npos) std::sscanf(kernel.c_str() + colon + 1, "%dx%dx%d", &t.x, &t.y, &t.z);
-  if (!f.attributes) return "?";
-  const cudaFuncAttributes a = f.attributes(t);
-  const int dyn = f.dynamic_smem ? f.dynamic_smem(t) : 0;
+  const bool tti = p == PropagatorKind::acoustic_tti;
+  const auto attributes = tti ? f.tti_attributes : f.attributes;
+  const auto dynamic_smem = tti ? f.tti_dynamic_smem : f.dynamic_smem;
+  if (!attributes) return "?";
+  const cudaFuncAttributes a = attributes(t);
+  const int dyn = dynamic_smem ? dynamic_smem(t) : 0;
   return std::to_string(a.numRegs) + " regs, " + std::to_string(a.sharedSizeBytes + dyn) + " B smem";
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/tti_point.hpp"
 #include "physics/stencil.hpp"
 #include "physics/view3.hpp"
 
@@ -45,7 +46,24 @@ struct KernelFamily {
   cudaFuncAttributes (*attributes)(const Tile&) = nullptr;
   /// Dynamic shared memory (bytes) a tile launches with.
   int (*dynamic_smem)(const Tile&) = nullptr;
+
+  // acoustic_tti, for families that list it: the inner-region update (leapfrog of p and q, every
+  // point of `region` inside args.inner), its tiles (the first is the default), its resources.
+  void (*launch_tti)(const TtiStepArgs&, const physics::Box3& region, const Tile&, cudaStream_t) = nullptr;
+  std::vector<Tile> tti_tunables;
+  cudaFuncAttributes (*tti_attributes)(const Tile&) = nullptr;
+  int (*tti_dynamic_smem)(const Tile&) = nullptr;
 };
+
+inline bool implements(const KernelFamily& f, PropagatorKind p) {
+  for (auto q : f.propagators)
+    if (q == p) return true;
+  return false;
+}
+/// The tiles `kernel: auto` times for that propagator.
+inline const std::vector<Tile>& tunables(const KernelFamily& f, PropagatorKind p) {
+  return p == PropagatorKind::acoustic_tti ? f.tti_tunables : f.tunables;
+}
 
 /// Adds a family; throws on a duplicate name. Returns true (for `const bool kRegistered = ...`).
 bool register_family(KernelFamily family);

@@ -50,7 +50,8 @@ TEST(TtiPlan, TimeStepAndMediumFollowTheConfig) {
   EXPECT_LE(plan.dt_limit, physics::critical_dt(2000, plan.problem.grid.spacing));
   EXPECT_NEAR(plan.dt, 0.6 * plan.dt_limit, 0.6 * plan.dt_limit * 0.05);  // whole steps per sample
   const auto& t = plan.tti_problem;
-  ASSERT_EQ(t.a.size(), static_cast<size_t>(t.grid.points()));
+  ASSERT_EQ(t.b.size(), static_cast<size_t>(t.grid.points()));
+  ASSERT_EQ(t.a.size(), static_cast<size_t>(kernels::medium_box(t.grid).points()));  // with the halo
   EXPECT_FLOAT_EQ(t.a[0], 1.2f);
   EXPECT_FLOAT_EQ(t.b[0], 0.2f);
   EXPECT_FLOAT_EQ(t.theta[123], 0.5f);
