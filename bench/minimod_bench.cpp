@@ -3,6 +3,9 @@
 // after warm-up (CUDA events on a GPU), the machine's bandwidth measured in the same run, one table.
 //
 //   minimod_bench --backend cuda --kernels gmem,gmem:64x4x2 --shapes 512,1000,1200x800x600 --steps 100
+//   minimod_bench --propagator acoustic_tti --backend cuda --kernels swic --shapes 768
+// acoustic_tti runs the same case with a tilted VTI medium (eps 0.2, delta 0.1, tilt 30 deg,
+// azimuth 20 deg) and its damped layer in the same 27 points.
 #include <omp.h>
 
 #include <chrono>
@@ -64,7 +67,7 @@ float amplitude(int step, const void* ctx) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string backend = "cpu", kernels_arg = "reference", shapes_arg = "256";
+  std::string backend = "cpu", kernels_arg = "reference", shapes_arg = "256", propagator = "acoustic_iso";
   int steps = 50, warmup = 5;
   std::vector<std::string> sets;  // extra --set overrides of the benchmark config
   for (int a = 1; a < argc; ++a) {
@@ -76,9 +79,11 @@ int main(int argc, char** argv) {
     else if (arg == "--steps") steps = std::stoi(next());
     else if (arg == "--warmup") warmup = std::stoi(next());
     else if (arg == "--set") sets.push_back(next());
+    else if (arg == "--propagator") propagator = next();
     else {
       std::fprintf(stderr, "usage: minimod_bench [--backend cpu|cuda] [--kernels a,b:XxYxZ] "
-                           "[--shapes 256,1200x800x600] [--steps N] [--warmup N] [--set key=value]\n");
+                           "[--shapes 256,1200x800x600] [--steps N] [--warmup N] [--set key=value] "
+                           "[--propagator acoustic_iso|acoustic_tti]\n");
       return 2;
     }
   }
@@ -104,11 +109,20 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     for (const auto& shape_s : split(shapes_arg, ',')) {
       const auto n = parse_shape(shape_s);
+      const bool tti = propagator == "acoustic_tti";
+      // TTI runs in standard mode, whose layer pads the model: a model 54 points smaller gives
+      // the same grid with the same 27-point layer inside it.
+      const int pad = tti ? 2 * 27 : 0;
       std::ostringstream shape_set, pos_set;
-      shape_set << "grid.shape=[" << n[0] << "," << n[1] << "," << n[2] << "]";
-      pos_set << "source.position=[" << n[0] / 2 * 20 << "," << n[1] / 2 * 20 << "," << n[2] / 2 * 20 << "]";
+      shape_set << "grid.shape=[" << n[0] - pad << "," << n[1] - pad << "," << n[2] - pad << "]";
+      pos_set << "source.position=[" << (n[0] - pad) / 2 * 20 << "," << (n[1] - pad) / 2 * 20 << ","
+              << (n[2] - pad) / 2 * 20 << "]";
       std::vector<std::string> overrides = {shape_set.str(), pos_set.str(),
                                             "time.steps=" + std::to_string(steps + warmup)};
+      if (tti)
+        overrides.insert(overrides.end(), {"propagator=acoustic_tti", "mode=standard", "boundary.pml.width=27", "model.epsilon.constant=0.2",
+                                           "model.delta.constant=0.1", "model.theta.constant=30",
+                                           "model.phi.constant=20"});
       overrides.insert(overrides.end(), sets.begin(), sets.end());
       auto config = io::load_config(std::string(MINIMOD_SOURCE_DIR) + "/configs/minimod-benchmark.yaml",
                                     overrides);
@@ -116,13 +130,16 @@ int main(int argc, char** argv) {
       const app::RunPlan plan = app::make_plan(config);
       // Compulsory bytes: inner points read u, u_prev, v2dt2 and write u_next (16 B); PML points
       // also read and write the auxiliary field (24 B), eta being rebuilt from 1D profiles.
+      // TTI: p, q, p_prev, q_prev, (v dt)^2, b, nx, ny, nz, 1/a read and p, q written (48 B);
+      // PML points also read and write aux_p, aux_q (64 B).
       double bytes = 0;
       for (const auto& r : pml::make_regions(plan.problem.grid.shape, plan.problem.pml))
-        bytes += static_cast<double>(r.box.points()) * (r.is_pml ? 24.0 : 16.0);
+        bytes += static_cast<double>(r.box.points()) * (tti ? (r.is_pml ? 64.0 : 48.0) : (r.is_pml ? 24.0 : 16.0));
       const double points = static_cast<double>(plan.problem.grid.points());
       const double floor_gpts = bandwidth / (bytes / points) / 1e9;
       for (const auto& kernel : split(kernels_arg, ',')) {
-        auto prop = kernels::make_acoustic_iso(plan.problem, backend, kernel);
+        auto prop = tti ? kernels::make_acoustic_tti(plan.tti_problem, backend, kernel)
+                        : kernels::make_acoustic_iso(plan.problem, backend, kernel);
         prop->timed_steps(0, warmup, plan.source, &amplitude, &plan);
         const double s = prop->timed_steps(warmup, steps, plan.source, &amplitude, &plan);
         const auto health = prop->health();
@@ -133,10 +150,10 @@ int main(int argc, char** argv) {
         if (backend == "cuda") {
           std::string chosen = prop->kernel();  // "family XxYxZ"
           chosen[chosen.find(' ')] = ':';
-          res = kernels::cuda::kernel_resources(chosen);
+          res = kernels::cuda::kernel_resources(chosen, tti);
         }
 #endif
-        std::printf("| acoustic_iso | %s | %dx%dx%d | %d | %.2f | %.0f | %.0f%% | %s |\n",
+        std::printf("| %s | %s | %dx%dx%d | %d | %.2f | %.0f | %.0f%% | %s |\n", propagator.c_str(),
                     prop->kernel().c_str(), n[0], n[1], n[2], steps, gpts,
                     bytes * steps / s / 1e9, 100.0 * gpts / floor_gpts, res.c_str());
         std::fflush(stdout);

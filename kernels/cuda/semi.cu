@@ -45,6 +45,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/tti_stage.cuh"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
 
@@ -203,19 +204,6 @@ struct Variant {
   int smem_bytes;
 };
 
-/// Raises the kernel's dynamic shared-memory limit once per device (needed above 48 KB).
-template <class K>
-void ensure_smem_limit(K kernel, int bytes) {
-  if (bytes <= 48 * 1024) return;
-  static std::atomic<unsigned long long> done{0};  // one bit per device (per instantiation)
-  int dev = 0;
-  MM_CUDA_CHECK(cudaGetDevice(&dev));
-  const unsigned long long bit = 1ull << (dev & 63);
-  if (done.load() & bit) return;
-  MM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
-  done.fetch_or(bit);
-}
-
 template <int TX, int TY, int NS, bool kAsync>
 void launch_variant(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   constexpr int bytes = NS * Geometry<TX, TY>::kStage * 4;
@@ -273,25 +261,159 @@ int dynamic_smem(const Tile& t) {
   return find<kAsync>(t).smem_bytes;
 }
 
+// --- acoustic_tti -------------------------------------------------------------------------------
+// 2.5D streaming along i for the 73-point TTI operator with the same asynchronous plane prefetch:
+// a ring of NS plane tiles (TX+8)(TY+8) of staged 24-B points (kernels/cuda/tti_stage.cuh);
+// output plane c reads planes c-4 .. c+4 from the ring while plane c+5 is copied in with cp.async
+// (semi: NS = 10, one barrier per plane) or loaded synchronously after it (semi_sync: NS = 9,
+// two barriers per plane). Each output point evaluates physics::tti_rhs73 exactly as the CPU
+// reference does. The pair (self-adjoint) form weighs the medium at both ends of every pair, so
+// the iso family's forward/backward split of the x line does not carry over: the x line is read
+// from the ring like the other neighbours. Shared memory NS (TX+8)(TY+8) x 24 B (115 KB for
+// 32x4 with the async ring). tile.z = output planes per block (8 planes of warm-up each).
+
+template <int TX, int TY, bool kAsync>
+struct TtiRing {
+  static constexpr int SX = TX + 2 * R, SY = TY + 2 * R, kPlane = SX * SY;
+  static constexpr int NS = kAsync ? 2 * R + 2 : 2 * R + 1;
+  static constexpr int kPoints = NS * kPlane, kBytes = kPoints * kTtiStagedBytes;
+};
+
+template <int TX, int TY, bool kAsync>
+__global__ void __launch_bounds__(TX* TY) semi_tti(TtiStepArgs g, physics::Box3 region, int chunk) {
+  using G = TtiRing<TX, TY, kAsync>;
+  extern __shared__ __align__(16) unsigned char semi_tti_raw[];
+  const TtiStage st = TtiStage::carve(semi_tti_raw, G::kPoints);
+  const physics::Index3 hi = region.hi();
+  const int k0 = region.lo.k + static_cast<int>(blockIdx.x) * TX;
+  const int j0 = region.lo.j + static_cast<int>(blockIdx.y) * TY;
+  const int i_begin = region.lo.i + static_cast<int>(blockIdx.z) * chunk;
+  const int i_end = min(i_begin + chunk, hi.i);
+  const int t = threadIdx.x + TX * threadIdx.y;
+  const int first = i_begin - R;  // plane in slot 0
+  const auto stage_plane = [&](int p) {
+    const int slot = (p - first) % G::NS;
+    for (int e = t; e < G::kPlane; e += TX * TY) {
+      const int j = j0 - R + e / G::SX, k = k0 - R + e % G::SX;
+      if (j >= hi.j + R || k >= hi.k + R) continue;
+      const std::int64_t o = g.p.offset(p, j, k);
+      if constexpr (kAsync)
+        stage_tti_point_async(g, o, st, slot * G::kPlane + e);
+      else
+        stage_tti_point(g, o, st, slot * G::kPlane + e);
+    }
+  };
+  for (int p = first; p <= i_begin + R; ++p) stage_plane(p);
+  if constexpr (kAsync) {
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+  }
+  __syncthreads();
+  const int j = j0 + static_cast<int>(threadIdx.y), k = k0 + static_cast<int>(threadIdx.x);
+  const bool writes = j < hi.j && k < hi.k;
+  const int e = (threadIdx.y + R) * G::SX + threadIdx.x + R;
+  for (int c = i_begin; c < i_end; ++c) {
+    const int ahead = c + R + 1;  // needed from output c + 1 on
+    if constexpr (kAsync) {
+      if (ahead < i_end + R) stage_plane(ahead);
+      __pipeline_commit();
+    }
+    if (writes) {
+      int base[2 * R + 1];
+#pragma unroll
+      for (int d = 0; d <= 2 * R; ++d) base[d] = ((c - R + d - first) % G::NS) * G::kPlane + e;
+      const auto index = [&base](int di, int dj, int dk) { return base[di + R] + dj * G::SX + dk; };
+      const std::int64_t o = g.p.offset(c, j, k);
+      tti_leapfrog(g, o, staged_tti_rhs(st, index, __ldg(g.b.origin + o), g.stencil));
+    }
+    if constexpr (kAsync) {
+      __pipeline_wait_prior(0);
+    } else {
+      __syncthreads();  // everyone is done with plane c - 4
+      if (ahead < i_end + R) stage_plane(ahead);
+    }
+    __syncthreads();
+  }
+}
+
+struct TtiVariant {
+  int x, y;
+  const void* kernel;
+  void (*launch)(const TtiStepArgs&, const physics::Box3&, int, cudaStream_t);
+  int smem_bytes;
+};
+
+template <int TX, int TY, bool kAsync>
+void launch_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
+  constexpr int bytes = TtiRing<TX, TY, kAsync>::kBytes;
+  ensure_smem_limit(&semi_tti<TX, TY, kAsync>, bytes);
+  const dim3 grid(ceil_div(region.n.k, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
+  semi_tti<TX, TY, kAsync><<<grid, dim3(TX, TY, 1), bytes, s>>>(g, region, chunk);
+}
+
+template <int TX, int TY, bool kAsync>
+constexpr TtiVariant tti_variant() {
+  return {TX, TY, reinterpret_cast<const void*>(&semi_tti<TX, TY, kAsync>), &launch_tti_variant<TX, TY, kAsync>,
+          TtiRing<TX, TY, kAsync>::kBytes};
+}
+
+const TtiVariant kTtiAsync[] = {tti_variant<32, 4, true>(), tti_variant<32, 8, true>(), tti_variant<16, 8, true>()};
+const TtiVariant kTtiSync[] = {tti_variant<32, 4, false>(), tti_variant<32, 8, false>(), tti_variant<16, 8, false>()};
+
+template <bool kAsync>
+const TtiVariant& find_tti(const Tile& t) {
+  const auto& table = kAsync ? kTtiAsync : kTtiSync;
+  std::string valid;
+  for (const auto& v : table) {
+    if (v.x == t.x && v.y == t.y && t.z >= 1) return v;
+    valid += " " + std::to_string(v.x) + "x" + std::to_string(v.y) + "xN";
+  }
+  throw ConfigError(std::string("config error: execution.kernel: ") + (kAsync ? "semi" : "semi_sync") +
+                    " (acoustic_tti) has no tile " + std::to_string(t.x) + "x" + std::to_string(t.y) + "x" +
+                    std::to_string(t.z) + "; valid tiles:" + valid + " (N = planes per chunk along i, >= 1)");
+}
+
+template <bool kAsync>
+void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, cudaStream_t s) {
+  const TtiVariant& v = find_tti<kAsync>(t);
+  if (!region.empty()) v.launch(g, region, t.z, s);
+}
+
+template <bool kAsync>
+cudaFuncAttributes tti_attributes(const Tile& t) {
+  cudaFuncAttributes attr{};
+  cudaFuncGetAttributes(&attr, find_tti<kAsync>(t).kernel);
+  return attr;
+}
+
+template <bool kAsync>
+int tti_dynamic_smem(const Tile& t) {
+  return find_tti<kAsync>(t).smem_bytes;
+}
+
 const std::vector<Tile> kTunables = {{32, 16, 64}, {32, 8, 64}, {64, 8, 64}, {64, 16, 64}};
+const std::vector<Tile> kTtiTunables = {{32, 4, 64}, {32, 8, 64}, {16, 8, 64}};
 
-const bool kRegistered = register_family(
-    {"semi",
-     {PropagatorKind::acoustic_iso},
-     kTunables,
-     &launch<true>,
-     "2.5D semi-stencil along i, cp.async multi-stage plane prefetch into shared memory",
-     &attributes<true>,
-     &dynamic_smem<true>});
+template <bool kAsync>
+KernelFamily family() {
+  KernelFamily f;
+  f.name = kAsync ? "semi" : "semi_sync";
+  f.propagators = {PropagatorKind::acoustic_iso, PropagatorKind::acoustic_tti};
+  f.tunables = kTunables;
+  f.launch = &launch<kAsync>;
+  f.description = kAsync ? "2.5D semi-stencil along i, cp.async multi-stage plane prefetch into shared memory"
+                         : "semi without asynchronous copies (synchronous plane loads, for comparison)";
+  f.attributes = &attributes<kAsync>;
+  f.dynamic_smem = &dynamic_smem<kAsync>;
+  f.launch_tti = &launch_tti<kAsync>;
+  f.tti_tunables = kTtiTunables;
+  f.tti_attributes = &tti_attributes<kAsync>;
+  f.tti_dynamic_smem = &tti_dynamic_smem<kAsync>;
+  return f;
+}
 
-const bool kRegisteredSync = register_family(
-    {"semi_sync",
-     {PropagatorKind::acoustic_iso},
-     kTunables,
-     &launch<false>,
-     "semi without asynchronous copies (synchronous plane loads, for comparison)",
-     &attributes<false>,
-     &dynamic_smem<false>});
+const bool kRegistered = register_family(family<true>());
+const bool kRegisteredSync = register_family(family<false>());
 
 }  // namespace
 }  // namespace minimod::kernels::cuda

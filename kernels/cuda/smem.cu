@@ -20,6 +20,7 @@
 #include <string>
 
 #include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/tti_stage.cuh"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
 
@@ -27,6 +28,7 @@ namespace minimod::kernels::cuda {
 namespace {
 
 constexpr int R = physics::kRadius;
+using physics::Box3;
 
 template <int TX, int TY, int TZ>
 __global__ void __launch_bounds__(TX* TY* TZ) smem_iso(IsoStepArgs a) {
@@ -118,14 +120,109 @@ cudaFuncAttributes attributes(const Tile& t) {
   return attr;
 }
 
-const bool kRegistered = register_family(
-    {"smem",
-     {PropagatorKind::acoustic_iso},
-     {{32, 4, 4}, {32, 8, 4}, {64, 4, 2}, {32, 8, 2}},
-     &launch,
-     "3D tile of u in shared memory (halo 4), one thread per point",
-     &attributes,
-     nullptr});  // no dynamic shared memory
+// --- acoustic_tti -------------------------------------------------------------------------------
+// The same 3D blocking for the 73-point TTI operator: the tile and its halo of 4 (points with
+// all three coordinates in the halo are never read and are skipped) staged as 24-B points
+// (kernels/cuda/tti_stage.cuh) in dynamic shared memory, then one thread per point evaluates
+// physics::tti_rhs73 exactly as the CPU reference does (same order, same formula).
+// Shared memory: (TX+8)(TY+8)(TZ+8) x 24 B, e.g. 115 KB for 32x4x2: one or two blocks per SM.
+
+template <int TX, int TY, int TZ>
+struct TtiBox {
+  static constexpr int SX = TX + 2 * R, SY = TY + 2 * R, SZ = TZ + 2 * R, kPoints = SX * SY * SZ;
+  static constexpr int kBytes = kPoints * kTtiStagedBytes;
+};
+
+template <int TX, int TY, int TZ>
+__global__ void __launch_bounds__(TX* TY* TZ) smem_tti(TtiStepArgs g, Box3 region) {
+  using B = TtiBox<TX, TY, TZ>;
+  extern __shared__ __align__(16) unsigned char smem_tti_raw[];
+  const TtiStage st = TtiStage::carve(smem_tti_raw, B::kPoints);
+  const physics::Index3 hi = region.hi();
+  const int k0 = region.lo.k + static_cast<int>(blockIdx.x) * TX;
+  const int j0 = region.lo.j + static_cast<int>(blockIdx.y) * TY;
+  const int i0 = region.lo.i + static_cast<int>(blockIdx.z) * TZ;
+  const int t = threadIdx.x + TX * (threadIdx.y + TY * threadIdx.z);
+  for (int e = t; e < B::kPoints; e += TX * TY * TZ) {
+    const int x = e % B::SX, y = (e / B::SX) % B::SY, z = e / (B::SX * B::SY);
+    const int i = i0 - R + z, j = j0 - R + y, k = k0 - R + x;
+    const bool hx = x < R || x >= TX + R, hy = y < R || y >= TY + R, hz = z < R || z >= TZ + R;
+    if ((hx && hy && hz) || i >= hi.i + R || j >= hi.j + R || k >= hi.k + R) continue;
+    stage_tti_point(g, g.p.offset(i, j, k), st, e);
+  }
+  __syncthreads();
+  const int i = i0 + static_cast<int>(threadIdx.z), j = j0 + static_cast<int>(threadIdx.y),
+            k = k0 + static_cast<int>(threadIdx.x);
+  if (i >= hi.i || j >= hi.j || k >= hi.k) return;
+  const int c = ((threadIdx.z + R) * B::SY + threadIdx.y + R) * B::SX + threadIdx.x + R;
+  const auto index = [c](int di, int dj, int dk) { return c + (di * B::SY + dj) * B::SX + dk; };
+  const std::int64_t o = g.p.offset(i, j, k);
+  tti_leapfrog(g, o, staged_tti_rhs(st, index, __ldg(g.b.origin + o), g.stencil));
+}
+
+struct TtiVariant {
+  int x, y, z;
+  const void* kernel;
+  void (*launch)(const TtiStepArgs&, const Box3&, cudaStream_t);
+  int smem_bytes;
+};
+
+template <int TX, int TY, int TZ>
+void launch_tti_variant(const TtiStepArgs& g, const Box3& region, cudaStream_t s) {
+  using B = TtiBox<TX, TY, TZ>;
+  ensure_smem_limit(&smem_tti<TX, TY, TZ>, B::kBytes);
+  const dim3 grid(ceil_div(region.n.k, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, TZ));
+  smem_tti<TX, TY, TZ><<<grid, dim3(TX, TY, TZ), B::kBytes, s>>>(g, region);
+}
+
+template <int TX, int TY, int TZ>
+constexpr TtiVariant tti_variant() {
+  return {TX, TY, TZ, reinterpret_cast<const void*>(&smem_tti<TX, TY, TZ>), &launch_tti_variant<TX, TY, TZ>,
+          TtiBox<TX, TY, TZ>::kBytes};
+}
+
+const TtiVariant kTtiVariants[] = {tti_variant<32, 4, 2>(), tti_variant<32, 8, 1>(), tti_variant<32, 4, 1>(),
+                                   tti_variant<16, 8, 2>()};
+
+const TtiVariant& find_tti(const Tile& t) {
+  std::string valid;
+  for (const auto& v : kTtiVariants) {
+    if (v.x == t.x && v.y == t.y && v.z == t.z) return v;
+    valid += " " + std::to_string(v.x) + "x" + std::to_string(v.y) + "x" + std::to_string(v.z);
+  }
+  throw ConfigError("config error: execution.kernel: smem (acoustic_tti) has no tile " + std::to_string(t.x) +
+                    "x" + std::to_string(t.y) + "x" + std::to_string(t.z) + "; valid tiles:" + valid);
+}
+
+void launch_tti(const TtiStepArgs& g, const Box3& region, const Tile& t, cudaStream_t s) {
+  const TtiVariant& v = find_tti(t);
+  if (!region.empty()) v.launch(g, region, s);
+}
+
+cudaFuncAttributes tti_attributes(const Tile& t) {
+  cudaFuncAttributes attr{};
+  cudaFuncGetAttributes(&attr, find_tti(t).kernel);
+  return attr;
+}
+
+int tti_dynamic_smem(const Tile& t) { return find_tti(t).smem_bytes; }
+
+KernelFamily family() {
+  KernelFamily f;
+  f.name = "smem";
+  f.propagators = {PropagatorKind::acoustic_iso, PropagatorKind::acoustic_tti};
+  f.tunables = {{32, 4, 4}, {32, 8, 4}, {64, 4, 2}, {32, 8, 2}};
+  f.launch = &launch;
+  f.description = "3D tile in shared memory (halo 4), one thread per point";
+  f.attributes = &attributes;  // no dynamic shared memory for acoustic_iso
+  f.launch_tti = &launch_tti;
+  for (const auto& v : kTtiVariants) f.tti_tunables.push_back({v.x, v.y, v.z});
+  f.tti_attributes = &tti_attributes;
+  f.tti_dynamic_smem = &tti_dynamic_smem;
+  return f;
+}
+
+const bool kRegistered = register_family(family());
 
 }  // namespace
 }  // namespace minimod::kernels::cuda

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/tti_stage.cuh"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
 
@@ -171,14 +172,251 @@ cudaFuncAttributes attributes(const Tile& t) {
   return attr;
 }
 
-const bool kRegistered = register_family(
-    {"swic",
-     {PropagatorKind::acoustic_iso},
-     {{32, 8, 64}, {32, 16, 64}, {64, 8, 64}, {32, 4, 128}},
-     &launch,
-     "2.5D SWiC: current (k,j) plane in smem, output register queue of 9 partial sums",
-     &attributes,
-     nullptr});  // no dynamic shared memory
+// --- acoustic_tti -------------------------------------------------------------------------------
+// SWiC for the 73-point TTI operator. Every stencil pair of an output o couples o with a point in
+// plane o + di, |di| <= 4, and every neighbour in another plane lies on the cross (j +- m, k),
+// (j, k +- m) or at (j, k) of that plane. So one plane in shared memory serves nine outputs:
+//  * the block streams planes c = i_begin-4 .. i_end+3 through a double-buffered plane tile
+//    (TX+8)(TY+8) of staged 24-B points (kernels/cuda/tti_stage.cuh), plane c+1 copied in with
+//    cp.async while plane c is used: 2 x 15 KB for 32x8, so several blocks share an SM;
+//  * each thread keeps its column's outputs o = c-4 .. c+4 in registers: the output's own values
+//    W (p + q, p and the pair sums of C_perp and C_axis for the xx, xy, xz components, loaded
+//    from global memory one plane ahead of use) and its two partial sums A (C_perp, C_axis);
+//  * plane c adds to output c its in-plane pairs (y, z lines, yz diagonals: 32 neighbours), to
+//    outputs c -+ m its xy and xz diagonal pairs with (c, j +- m, k), (c, j, k +- m) and its x-line
+//    pair with (c, j, k): 33 shared points per plane, each read once and used up to three times;
+//  * output c-4 is then complete and written; the queue shifts (register moves).
+// The pair terms and weights are physics::tti_rhs73's; only the summation order differs (pairs
+// are added plane by plane), so results differ from the CPU reference by fp32 rounding.
+
+struct TtiOwn {
+  float s, p, cp[3], ca[3];  // p + q, p, C_perp and C_axis pair sums for xx, xy, xz
+};
+struct TtiAcc {
+  float perp, axis;
+};
+struct TtiNeighbour {
+  float s, p;
+  physics::TtiMediumPoint m;
+};
+
+__device__ __forceinline__ TtiNeighbour neighbour(const TtiStage& st, int e) {
+  const float2 f = st.field[e];
+  const float4 m = st.medium[e];
+  return {f.x + f.y, f.x, {m.x, m.y, m.z, m.w}};
+}
+
+/// One pair of direction t and signed weight w between an output (its s, p and pair sums cp,
+/// ca for t) and neighbour n, added to the output's partial sums.
+__device__ __forceinline__ void add_pair(TtiAcc& acc, float s0, float p0, float cp, float ca, int t,
+                                         const TtiNeighbour& n, float w) {
+  const float nn = physics::nn_component(n.m, t);
+  acc.perp = fmaf(w * (cp - nn), n.s - s0, acc.perp);
+  acc.axis = fmaf(w * fmaf(nn, n.m.inv_a, ca), n.p - p0, acc.axis);
+}
+__device__ __forceinline__ void add_pair(TtiAcc& acc, const TtiOwn& o, int u, int t, const TtiNeighbour& n,
+                                         float w) {
+  add_pair(acc, o.s, o.p, o.cp[u], o.ca[u], t, n, w);
+}
+
+__device__ __forceinline__ TtiOwn own_point(const physics::TtiMediumPoint& m, float p, float q) {
+  TtiOwn w;
+  w.s = p + q;
+  w.p = p;
+  const int comps[3] = {physics::kXX, physics::kXY, physics::kXZ};
+#pragma unroll
+  for (int u = 0; u < 3; ++u) {
+    const float nn = physics::nn_component(m, comps[u]);
+    w.cp[u] = (u == 0 ? 2.0f : 0.0f) - nn;
+    w.ca[u] = nn * m.inv_a;
+  }
+  return w;
+}
+
+template <int TX, int TY>
+struct TtiPlane {
+  static constexpr int SX = TX + 2 * R, SY = TY + 2 * R, kPoints = SX * SY;
+  static constexpr int kBytes = 2 * kPoints * kTtiStagedBytes;
+};
+
+template <int TX, int TY>
+__global__ void __launch_bounds__(TX* TY, 2) swic_tti(TtiStepArgs g, physics::Box3 region, int chunk) {
+  using G = TtiPlane<TX, TY>;
+  constexpr int SX = G::SX;
+  extern __shared__ __align__(16) unsigned char swic_tti_raw[];
+  const TtiStage st = TtiStage::carve(swic_tti_raw, 2 * G::kPoints);
+  const physics::Index3 hi = region.hi();
+  const int k0 = region.lo.k + static_cast<int>(blockIdx.x) * TX;
+  const int j0 = region.lo.j + static_cast<int>(blockIdx.y) * TY;
+  const int i_begin = region.lo.i + static_cast<int>(blockIdx.z) * chunk;
+  const int i_end = min(i_begin + chunk, hi.i);
+  const int t = threadIdx.x + TX * threadIdx.y;
+  const int j = j0 + static_cast<int>(threadIdx.y), k = k0 + static_cast<int>(threadIdx.x);
+  const bool writes = j < hi.j && k < hi.k;
+  const auto stage_plane = [&](int c) {
+    const int slot = (c - i_begin + R) & 1;
+    for (int e = t; e < G::kPoints; e += TX * TY) {
+      const int jj = j0 - R + e / SX, kk = k0 - R + e % SX;
+      if (jj < hi.j + R && kk < hi.k + R) stage_tti_point_async(g, g.p.offset(c, jj, kk), st, slot * G::kPoints + e);
+    }
+    __pipeline_commit();
+  };
+  // The column's own values of output o (zero outside the chunk: those outputs are not written).
+  struct Raw {
+    float nx, ny, nz, inv_a, p, q;
+  };
+  const auto load_own = [&](int o) {
+    Raw r{0, 0, 0, 1, 0, 0};
+    if (writes && o >= i_begin && o < i_end) {
+      const std::int64_t off = g.p.offset(o, j, k);
+      r = {__ldg(g.nx.origin + off), __ldg(g.ny.origin + off), __ldg(g.nz.origin + off),
+           __ldg(g.inv_a.origin + off), __ldg(g.p.origin + off), __ldg(g.q.origin + off)};
+    }
+    return r;
+  };
+  TtiOwn W[2 * R + 1];
+  TtiAcc A[2 * R + 1];
+#pragma unroll
+  for (int d = 0; d <= 2 * R; ++d) {
+    W[d] = own_point({0, 0, 0, 1}, 0, 0);
+    A[d] = {0, 0};
+  }
+  const physics::TtiStencil& sw = g.stencil;
+  const int e = (threadIdx.y + R) * SX + threadIdx.x + R;
+  Raw next = load_own(i_begin - R + R);  // own values of output c + 4 for the first plane c
+  stage_plane(i_begin - R);
+  for (int c = i_begin - R; c < i_end + R; ++c) {
+    {
+      const physics::TtiMediumPoint m{next.nx, next.ny, next.nz, next.inv_a};
+      W[2 * R] = own_point(m, next.p, next.q);
+    }
+    next = load_own(c + R + 1);
+    __pipeline_wait_prior(0);
+    __syncthreads();  // plane c has landed; everyone is done with plane c - 1
+    if (c + 1 < i_end + R) stage_plane(c + 1);
+    const TtiStage plane{st.medium + ((c - i_begin + R) & 1) * G::kPoints,
+                         st.field + ((c - i_begin + R) & 1) * G::kPoints};
+    const TtiNeighbour ctr = neighbour(plane, e);
+    float cp_in[3], ca_in[3];  // the centre's pair sums for yy, zz, yz
+    {
+      const int comps[3] = {physics::kYY, physics::kZZ, physics::kYZ};
+#pragma unroll
+      for (int u = 0; u < 3; ++u) {
+        const float nn = physics::nn_component(ctr.m, comps[u]);
+        cp_in[u] = (u < 2 ? 2.0f : 0.0f) - nn;
+        ca_in[u] = nn * ctr.m.inv_a;
+      }
+    }
+#pragma unroll
+    for (int m = 1; m <= R; ++m) {
+      const float wx = sw.c[0][m - 1], wy = sw.c[1][m - 1], wz = sw.c[2][m - 1];
+      const float wxy = 2.0f * sw.cxy[m - 1], wxz = 2.0f * sw.cxz[m - 1], wyz = 2.0f * sw.cyz[m - 1];
+      const TtiNeighbour jp = neighbour(plane, e + m * SX), jm = neighbour(plane, e - m * SX);
+      const TtiNeighbour kp = neighbour(plane, e + m), km = neighbour(plane, e - m);
+      TtiAcc& in = A[R];
+      add_pair(in, ctr.s, ctr.p, cp_in[0], ca_in[0], physics::kYY, jp, wy);
+      add_pair(in, ctr.s, ctr.p, cp_in[0], ca_in[0], physics::kYY, jm, wy);
+      add_pair(in, ctr.s, ctr.p, cp_in[1], ca_in[1], physics::kZZ, kp, wz);
+      add_pair(in, ctr.s, ctr.p, cp_in[1], ca_in[1], physics::kZZ, km, wz);
+      add_pair(in, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e + m * SX + m), wyz);
+      add_pair(in, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e - m * SX - m), wyz);
+      add_pair(in, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e + m * SX - m), -wyz);
+      add_pair(in, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e - m * SX + m), -wyz);
+      // Output c - m sees plane c at di = +m; output c + m at di = -m.
+      TtiAcc& back = A[R - m];
+      const TtiOwn& wb = W[R - m];
+      add_pair(back, wb, 0, physics::kXX, ctr, wx);
+      add_pair(back, wb, 1, physics::kXY, jp, wxy);
+      add_pair(back, wb, 1, physics::kXY, jm, -wxy);
+      add_pair(back, wb, 2, physics::kXZ, kp, wxz);
+      add_pair(back, wb, 2, physics::kXZ, km, -wxz);
+      TtiAcc& fwd = A[R + m];
+      const TtiOwn& wf = W[R + m];
+      add_pair(fwd, wf, 0, physics::kXX, ctr, wx);
+      add_pair(fwd, wf, 1, physics::kXY, jp, -wxy);
+      add_pair(fwd, wf, 1, physics::kXY, jm, wxy);
+      add_pair(fwd, wf, 2, physics::kXZ, kp, -wxz);
+      add_pair(fwd, wf, 2, physics::kXZ, km, wxz);
+    }
+    const int o = c - R;  // complete
+    if (writes && o >= i_begin && o < i_end) {
+      const std::int64_t off = g.p.offset(o, j, k);
+      const float a = 1.0f / __ldg(g.inv_a.origin + off);
+      const float perp = 0.5f * A[0].perp, axis = 0.5f * A[0].axis;
+      tti_leapfrog(g, off, {a * (perp + axis), __ldg(g.b.origin + off) * perp});
+    }
+#pragma unroll
+    for (int d = 0; d < 2 * R; ++d) {
+      W[d] = W[d + 1];
+      A[d] = A[d + 1];
+    }
+    A[2 * R] = {0, 0};
+  }
+  __pipeline_wait_prior(0);  // no copy may outlive the block
+}
+
+struct TtiVariant {
+  int x, y;
+  const void* kernel;
+  void (*launch)(const TtiStepArgs&, const physics::Box3&, int, cudaStream_t);
+};
+
+template <int TX, int TY>
+void launch_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
+  constexpr int bytes = TtiPlane<TX, TY>::kBytes;
+  ensure_smem_limit(&swic_tti<TX, TY>, bytes);
+  const dim3 grid(ceil_div(region.n.k, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
+  swic_tti<TX, TY><<<grid, dim3(TX, TY, 1), bytes, s>>>(g, region, chunk);
+}
+
+template <int TX, int TY>
+constexpr TtiVariant tti_variant() {
+  return {TX, TY, reinterpret_cast<const void*>(&swic_tti<TX, TY>), &launch_tti_variant<TX, TY>};
+}
+
+const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), tti_variant<64, 4>(),
+                                   tti_variant<16, 8>()};
+
+const TtiVariant& find_tti(const Tile& t) {
+  std::string valid;
+  for (const auto& v : kTtiVariants) {
+    if (v.x == t.x && v.y == t.y && t.z >= 1) return v;
+    valid += " " + std::to_string(v.x) + "x" + std::to_string(v.y) + "xN";
+  }
+  throw ConfigError("config error: execution.kernel: swic (acoustic_tti) has no tile " + std::to_string(t.x) + "x" +
+                    std::to_string(t.y) + "x" + std::to_string(t.z) + "; valid tiles:" + valid +
+                    " (N = planes per chunk along i, >= 1)");
+}
+
+void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, cudaStream_t s) {
+  const TtiVariant& v = find_tti(t);
+  if (!region.empty()) v.launch(g, region, t.z, s);
+}
+
+cudaFuncAttributes tti_attributes(const Tile& t) {
+  cudaFuncAttributes attr{};
+  cudaFuncGetAttributes(&attr, find_tti(t).kernel);
+  return attr;
+}
+
+int tti_dynamic_smem(const Tile& t) { return 2 * (t.x + 2 * R) * (t.y + 2 * R) * kTtiStagedBytes; }
+
+KernelFamily family() {
+  KernelFamily f;
+  f.name = "swic";
+  f.propagators = {PropagatorKind::acoustic_iso, PropagatorKind::acoustic_tti};
+  f.tunables = {{32, 8, 64}, {32, 16, 64}, {64, 8, 64}, {32, 4, 128}};
+  f.launch = &launch;
+  f.description = "2.5D SWiC: current (k,j) plane in smem, output register queue of 9 partial sums";
+  f.attributes = &attributes;  // no dynamic shared memory for acoustic_iso
+  f.launch_tti = &launch_tti;
+  f.tti_tunables = {{32, 8, 64}, {32, 4, 64}, {64, 4, 64}, {16, 8, 64}, {32, 8, 128}};
+  f.tti_attributes = &tti_attributes;
+  f.tti_dynamic_smem = &tti_dynamic_smem;
+  return f;
+}
+
+const bool kRegistered = register_family(family());
 
 }  // namespace
 }  // namespace minimod::kernels::cuda
