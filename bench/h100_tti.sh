@@ -13,7 +13,7 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTUR
   cmake --build build -j16 > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 grep -A2 "_tti" "$out/build.log" | grep -E "Used|spill" | sort | uniq -c | head -20
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  ctest --test-dir build -L gpu -j4 --output-on-failure > "$out/ctest.log" 2>&1
+  ctest --test-dir build -L gpu ${CTEST_ARGS:-} --output-on-failure > "$out/ctest.log" 2>&1  # -j1: timing tests
   grep -E "tests passed|Failed|FAILED|Failure" "$out/ctest.log" | head -30
 fi
 echo "== TTI family table"

@@ -62,12 +62,11 @@ struct TtiGlobalPoint {
   }
 };
 
-MM_HOST_DEVICE MM_FORCE_INLINE void tti_update_point(const TtiStepArgs& g, int i, int j, int k) {
-  const std::int64_t o = g.p.offset(i, j, k), sx = g.p.sx, sy = g.p.sy;
-  const TtiGlobalPoint pt{g, o};
-  const auto r = physics::tti_rhs73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
-                                    [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); },
-                                    load(g.b.origin + o), g.stencil);
+/// The new p and q of point (i, j, k) at layout offset o given its right-hand sides: leapfrog
+/// inside g.inner, the damped update (with the auxiliary fields) outside.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_update_from_rhs(const TtiStepArgs& g, int i, int j, int k, std::int64_t o,
+                                                        const physics::TtiRhs& r) {
+  const std::int64_t sx = g.p.sx, sy = g.p.sy;
   if (g.inner.contains(i, j, k)) {
     tti_leapfrog(g, o, r);
     return;
@@ -95,6 +94,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_update_point(const TtiStepArgs& g, int i
   };
   damped(at_p, pn, g.aux_p.origin + o, r.p);
   damped(at_q, qn, g.aux_q.origin + o, r.q);
+}
+
+/// One point of the step: the right-hand sides from the arrays (tti_rhs73), then the update.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_update_point(const TtiStepArgs& g, int i, int j, int k) {
+  const std::int64_t o = g.p.offset(i, j, k);
+  const TtiGlobalPoint pt{g, o};
+  const auto r = physics::tti_rhs73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
+                                    [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); },
+                                    load(g.b.origin + o), g.stencil);
+  tti_update_from_rhs(g, i, j, k, o, r);
 }
 
 }  // namespace minimod::kernels

@@ -1,8 +1,7 @@
-// CUDA backend of the acoustic TTI propagator: the inner region with a pluggable kernel family
-// (kernels/cuda/registry.hpp: gmem, smem, semi, swic, or `auto`), the PML slabs with the gmem
-// point update (kernels/tti_point.hpp, damped branch); then source injection into p, free
-// surfaces on p and q, receivers on p or q, all on the GPU. `gmem` alone is one launch over the
-// whole grid. Memory: 12 arrays per point (p, q at two levels, two auxiliary fields, (v dt)^2, b,
+// CUDA backend of the acoustic TTI propagator: one launch of a pluggable kernel family
+// (kernels/cuda/registry.hpp: gmem, smem, semi, swic, or `auto`) over the whole grid, each point
+// leapfrogged inside the inner region and damped in the PML (kernels/tti_point.hpp); then source
+// injection into p, free surfaces on p and q, receivers on p or q, all on the GPU. Memory: 12 arrays per point (p, q at two levels, two auxiliary fields, (v dt)^2, b,
 // and the medium nx, ny, nz, 1 / a), halo included: 1000^3 takes 49 GB.
 #include <algorithm>
 #include <chrono>
@@ -31,8 +30,7 @@ class CudaAcousticTti final : public Propagator {
       : p_(problem),
         layout_(physics::FieldLayout::make(problem.grid.box(), physics::kRadius)),
         family_(&family),
-        tile_(tile),
-        gmem_(&find_family("gmem", PropagatorKind::acoustic_tti)) {
+        tile_(tile) {
     const std::int64_t n = layout_.elements();
     check_fits(kArrays * n * 4);
     static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
@@ -59,12 +57,8 @@ class CudaAcousticTti final : public Propagator {
       if (!e.empty())
         MM_CUDA_CHECK(cudaMemcpy(eta_[a].data(), e.data(), e.size() * 4, cudaMemcpyHostToDevice));
     }
-    for (const auto& r : pml::make_regions(p_.grid.shape, p_.pml)) {
-      if (r.is_pml)
-        pml_boxes_.push_back(r.box);
-      else
-        inner_ = r.box;
-    }
+    for (const auto& r : pml::make_regions(p_.grid.shape, p_.pml))
+      if (!r.is_pml) inner_ = r.box;
     scratch_ = DeviceBuffer<unsigned>(2, "health scratch");
     for (auto* v : {&p_.v2dt2, &p_.a, &p_.b, &p_.theta, &p_.phi}) std::vector<float>().swap(*v);
   }
@@ -98,15 +92,10 @@ class CudaAcousticTti final : public Propagator {
     }
     g.stencil = p_.stencil;
     g.inner = inner_;
-    if (family_ == gmem_) {
-      gmem_->launch_tti(g, p_.grid.box(), tile_, s);
-      MM_CUDA_CHECK_LAUNCH("gmem (acoustic_tti)");
-    } else {
-      family_->launch_tti(g, inner_, tile_, s);
-      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-      for (const Box3& b : pml_boxes_) gmem_->launch_tti(g, b, gmem_->tti_tunables.front(), s);
-      MM_CUDA_CHECK_LAUNCH("gmem (acoustic_tti PML)");
-    }
+    // One launch over the whole grid: every family's point update takes the damped branch
+    // outside g.inner (kernels/tti_point.hpp).
+    family_->launch_tti(g, p_.grid.box(), tile_, s);
+    MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
     SourceNodes sn;
     auto flush = [&] {
       if (sn.count == 0) return;
@@ -262,14 +251,12 @@ class CudaAcousticTti final : public Propagator {
 
   AcousticTtiProblem p_;
   physics::FieldLayout layout_;
-  const KernelFamily* family_;  // the inner region's
+  const KernelFamily* family_;
   Tile tile_;
-  const KernelFamily* gmem_;    // the PML slabs'
   Stream stream_;
   DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, eta_[3];
   DeviceBuffer<unsigned> scratch_;
   Box3 inner_;
-  std::vector<Box3> pml_boxes_;
   DeviceReceivers receivers_;
 };
 

@@ -47,8 +47,9 @@ struct KernelFamily {
   /// Dynamic shared memory (bytes) a tile launches with.
   int (*dynamic_smem)(const Tile&) = nullptr;
 
-  // acoustic_tti, for families that list it: the inner-region update (leapfrog of p and q, every
-  // point of `region` inside args.inner), its tiles (the first is the default), its resources.
+  // acoustic_tti, for families that list it: the step of every point of `region` (leapfrog of p
+  // and q inside args.inner, the damped update outside: kernels/tti_point.hpp), its tiles (the
+  // first is the default), its resources.
   void (*launch_tti)(const TtiStepArgs&, const physics::Box3& region, const Tile&, cudaStream_t) = nullptr;
   std::vector<Tile> tti_tunables;
   cudaFuncAttributes (*tti_attributes)(const Tile&) = nullptr;

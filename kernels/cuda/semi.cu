@@ -207,7 +207,7 @@ struct Variant {
 template <int TX, int TY, int NS, bool kAsync>
 void launch_variant(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   constexpr int bytes = NS * Geometry<TX, TY>::kStage * 4;
-  ensure_smem_limit(&semi_iso<TX, TY, NS, kAsync>, bytes);
+  ensure_smem_limit<&semi_iso<TX, TY, NS, kAsync>>(bytes);
   const dim3 block(TX, TY, 1);
   const dim3 grid(ceil_div(a.region.n.k, TX), ceil_div(a.region.n.j, TY),
                   ceil_div(a.region.n.i, chunk));
@@ -324,7 +324,7 @@ __global__ void __launch_bounds__(TX* TY) semi_tti(TtiStepArgs g, physics::Box3 
       for (int d = 0; d <= 2 * R; ++d) base[d] = ((c - R + d - first) % G::NS) * G::kPlane + e;
       const auto index = [&base](int di, int dj, int dk) { return base[di + R] + dj * G::SX + dk; };
       const std::int64_t o = g.p.offset(c, j, k);
-      tti_leapfrog(g, o, staged_tti_rhs(st, index, __ldg(g.b.origin + o), g.stencil));
+      tti_update_from_rhs(g, c, j, k, o, staged_tti_rhs(st, index, __ldg(g.b.origin + o), g.stencil));
     }
     if constexpr (kAsync) {
       __pipeline_wait_prior(0);
@@ -346,7 +346,7 @@ struct TtiVariant {
 template <int TX, int TY, bool kAsync>
 void launch_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
   constexpr int bytes = TtiRing<TX, TY, kAsync>::kBytes;
-  ensure_smem_limit(&semi_tti<TX, TY, kAsync>, bytes);
+  ensure_smem_limit<&semi_tti<TX, TY, kAsync>>(bytes);
   const dim3 grid(ceil_div(region.n.k, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
   semi_tti<TX, TY, kAsync><<<grid, dim3(TX, TY, 1), bytes, s>>>(g, region, chunk);
 }

@@ -157,7 +157,7 @@ __global__ void __launch_bounds__(TX* TY* TZ) smem_tti(TtiStepArgs g, Box3 regio
   const int c = ((threadIdx.z + R) * B::SY + threadIdx.y + R) * B::SX + threadIdx.x + R;
   const auto index = [c](int di, int dj, int dk) { return c + (di * B::SY + dj) * B::SX + dk; };
   const std::int64_t o = g.p.offset(i, j, k);
-  tti_leapfrog(g, o, staged_tti_rhs(st, index, __ldg(g.b.origin + o), g.stencil));
+  tti_update_from_rhs(g, i, j, k, o, staged_tti_rhs(st, index, __ldg(g.b.origin + o), g.stencil));
 }
 
 struct TtiVariant {
@@ -170,7 +170,7 @@ struct TtiVariant {
 template <int TX, int TY, int TZ>
 void launch_tti_variant(const TtiStepArgs& g, const Box3& region, cudaStream_t s) {
   using B = TtiBox<TX, TY, TZ>;
-  ensure_smem_limit(&smem_tti<TX, TY, TZ>, B::kBytes);
+  ensure_smem_limit<&smem_tti<TX, TY, TZ>>(B::kBytes);
   const dim3 grid(ceil_div(region.n.k, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, TZ));
   smem_tti<TX, TY, TZ><<<grid, dim3(TX, TY, TZ), B::kBytes, s>>>(g, region);
 }

@@ -206,17 +206,22 @@ __device__ __forceinline__ TtiNeighbour neighbour(const TtiStage& st, int e) {
   return {f.x + f.y, f.x, {m.x, m.y, m.z, m.w}};
 }
 
-/// One pair of direction t and signed weight w between an output (its s, p and pair sums cp,
-/// ca for t) and neighbour n, added to the output's partial sums.
+/// One pair of direction t between an output (its s, p and pair sums cp, ca for t) and
+/// neighbour n, added with sign sg (+-1, compile-time) to a group sum that is weighted once.
 __device__ __forceinline__ void add_pair(TtiAcc& acc, float s0, float p0, float cp, float ca, int t,
-                                         const TtiNeighbour& n, float w) {
+                                         const TtiNeighbour& n, float sg) {
   const float nn = physics::nn_component(n.m, t);
-  acc.perp = fmaf(w * (cp - nn), n.s - s0, acc.perp);
-  acc.axis = fmaf(w * fmaf(nn, n.m.inv_a, ca), n.p - p0, acc.axis);
+  acc.perp = fmaf(sg * (cp - nn), n.s - s0, acc.perp);
+  acc.axis = fmaf(sg * fmaf(nn, n.m.inv_a, ca), n.p - p0, acc.axis);
 }
 __device__ __forceinline__ void add_pair(TtiAcc& acc, const TtiOwn& o, int u, int t, const TtiNeighbour& n,
-                                         float w) {
-  add_pair(acc, o.s, o.p, o.cp[u], o.ca[u], t, n, w);
+                                         float sg) {
+  add_pair(acc, o.s, o.p, o.cp[u], o.ca[u], t, n, sg);
+}
+/// acc += w * group.
+__device__ __forceinline__ void add_group(TtiAcc& acc, float w, const TtiAcc& group) {
+  acc.perp = fmaf(w, group.perp, acc.perp);
+  acc.axis = fmaf(w, group.axis, acc.axis);
 }
 
 __device__ __forceinline__ TtiOwn own_point(const physics::TtiMediumPoint& m, float p, float q) {
@@ -239,8 +244,14 @@ struct TtiPlane {
   static constexpr int kBytes = 2 * kPoints * kTtiStagedBytes;
 };
 
+/// Blocks per SM the register budget is set for: 128-thread tiles keep their ~180 registers at 3
+/// blocks, 256-thread tiles spill a little at 128.
 template <int TX, int TY>
-__global__ void __launch_bounds__(TX* TY, 2) swic_tti(TtiStepArgs g, physics::Box3 region, int chunk) {
+constexpr int kTtiMinBlocks = TX * TY <= 128 ? 3 : 2;
+
+template <int TX, int TY>
+__global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>) swic_tti(TtiStepArgs g, physics::Box3 region,
+                                                                          int chunk) {
   using G = TtiPlane<TX, TY>;
   constexpr int SX = G::SX;
   extern __shared__ __align__(16) unsigned char swic_tti_raw[];
@@ -314,36 +325,54 @@ __global__ void __launch_bounds__(TX* TY, 2) swic_tti(TtiStepArgs g, physics::Bo
       const TtiNeighbour jp = neighbour(plane, e + m * SX), jm = neighbour(plane, e - m * SX);
       const TtiNeighbour kp = neighbour(plane, e + m), km = neighbour(plane, e - m);
       TtiAcc& in = A[R];
-      add_pair(in, ctr.s, ctr.p, cp_in[0], ca_in[0], physics::kYY, jp, wy);
-      add_pair(in, ctr.s, ctr.p, cp_in[0], ca_in[0], physics::kYY, jm, wy);
-      add_pair(in, ctr.s, ctr.p, cp_in[1], ca_in[1], physics::kZZ, kp, wz);
-      add_pair(in, ctr.s, ctr.p, cp_in[1], ca_in[1], physics::kZZ, km, wz);
-      add_pair(in, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e + m * SX + m), wyz);
-      add_pair(in, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e - m * SX - m), wyz);
-      add_pair(in, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e + m * SX - m), -wyz);
-      add_pair(in, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e - m * SX + m), -wyz);
+      TtiAcc g{0, 0};
+      add_pair(g, ctr.s, ctr.p, cp_in[0], ca_in[0], physics::kYY, jp, 1.0f);
+      add_pair(g, ctr.s, ctr.p, cp_in[0], ca_in[0], physics::kYY, jm, 1.0f);
+      add_group(in, wy, g);
+      g = {0, 0};
+      add_pair(g, ctr.s, ctr.p, cp_in[1], ca_in[1], physics::kZZ, kp, 1.0f);
+      add_pair(g, ctr.s, ctr.p, cp_in[1], ca_in[1], physics::kZZ, km, 1.0f);
+      add_group(in, wz, g);
+      g = {0, 0};
+      add_pair(g, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e + m * SX + m), 1.0f);
+      add_pair(g, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e - m * SX - m), 1.0f);
+      add_pair(g, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e + m * SX - m), -1.0f);
+      add_pair(g, ctr.s, ctr.p, cp_in[2], ca_in[2], physics::kYZ, neighbour(plane, e - m * SX + m), -1.0f);
+      add_group(in, wyz, g);
       // Output c - m sees plane c at di = +m; output c + m at di = -m.
       TtiAcc& back = A[R - m];
       const TtiOwn& wb = W[R - m];
-      add_pair(back, wb, 0, physics::kXX, ctr, wx);
-      add_pair(back, wb, 1, physics::kXY, jp, wxy);
-      add_pair(back, wb, 1, physics::kXY, jm, -wxy);
-      add_pair(back, wb, 2, physics::kXZ, kp, wxz);
-      add_pair(back, wb, 2, physics::kXZ, km, -wxz);
+      g = {0, 0};
+      add_pair(g, wb, 0, physics::kXX, ctr, 1.0f);
+      add_group(back, wx, g);
+      g = {0, 0};
+      add_pair(g, wb, 1, physics::kXY, jp, 1.0f);
+      add_pair(g, wb, 1, physics::kXY, jm, -1.0f);
+      add_group(back, wxy, g);
+      g = {0, 0};
+      add_pair(g, wb, 2, physics::kXZ, kp, 1.0f);
+      add_pair(g, wb, 2, physics::kXZ, km, -1.0f);
+      add_group(back, wxz, g);
       TtiAcc& fwd = A[R + m];
       const TtiOwn& wf = W[R + m];
-      add_pair(fwd, wf, 0, physics::kXX, ctr, wx);
-      add_pair(fwd, wf, 1, physics::kXY, jp, -wxy);
-      add_pair(fwd, wf, 1, physics::kXY, jm, wxy);
-      add_pair(fwd, wf, 2, physics::kXZ, kp, -wxz);
-      add_pair(fwd, wf, 2, physics::kXZ, km, wxz);
+      g = {0, 0};
+      add_pair(g, wf, 0, physics::kXX, ctr, 1.0f);
+      add_group(fwd, wx, g);
+      g = {0, 0};
+      add_pair(g, wf, 1, physics::kXY, jp, -1.0f);
+      add_pair(g, wf, 1, physics::kXY, jm, 1.0f);
+      add_group(fwd, wxy, g);
+      g = {0, 0};
+      add_pair(g, wf, 2, physics::kXZ, kp, -1.0f);
+      add_pair(g, wf, 2, physics::kXZ, km, 1.0f);
+      add_group(fwd, wxz, g);
     }
     const int o = c - R;  // complete
     if (writes && o >= i_begin && o < i_end) {
       const std::int64_t off = g.p.offset(o, j, k);
       const float a = 1.0f / __ldg(g.inv_a.origin + off);
       const float perp = 0.5f * A[0].perp, axis = 0.5f * A[0].axis;
-      tti_leapfrog(g, off, {a * (perp + axis), __ldg(g.b.origin + off) * perp});
+      tti_update_from_rhs(g, o, j, k, off, {a * (perp + axis), __ldg(g.b.origin + off) * perp});
     }
 #pragma unroll
     for (int d = 0; d < 2 * R; ++d) {
@@ -364,7 +393,7 @@ struct TtiVariant {
 template <int TX, int TY>
 void launch_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
   constexpr int bytes = TtiPlane<TX, TY>::kBytes;
-  ensure_smem_limit(&swic_tti<TX, TY>, bytes);
+  ensure_smem_limit<&swic_tti<TX, TY>>(bytes);
   const dim3 grid(ceil_div(region.n.k, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
   swic_tti<TX, TY><<<grid, dim3(TX, TY, 1), bytes, s>>>(g, region, chunk);
 }

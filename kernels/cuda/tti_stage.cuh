@@ -57,11 +57,14 @@ __device__ __forceinline__ physics::TtiRhs staged_tti_rhs(const TtiStage& s, con
                             b, st);
 }
 
-/// Raises a kernel's dynamic shared-memory limit once per device (needed above 48 KB).
-template <class K>
-void ensure_smem_limit(K kernel, int bytes) {
+/// Raises kernel K's dynamic shared-memory limit once per device (needed above 48 KB). K is a
+/// template argument so that every kernel has its own record (kernels of one signature share a
+/// function-pointer type).
+template <auto K>
+void ensure_smem_limit(int bytes) {
+  const auto kernel = K;
   if (bytes <= 48 * 1024) return;
-  static std::atomic<unsigned long long> done{0};  // one bit per device (per instantiation)
+  static std::atomic<unsigned long long> done{0};  // one bit per device (per kernel)
   int dev = 0;
   MM_CUDA_CHECK(cudaGetDevice(&dev));
   const unsigned long long bit = 1ull << (dev & 63);

@@ -67,8 +67,11 @@ void expect_equal_to_cpu(const std::string& kernel, const Index3& n, unsigned se
     auto gpu = kernels::make_acoustic_tti(problem, "cuda", kernel);
     const auto pts = problem.grid.points();
     const auto box = problem.grid.box();
-    std::vector<kernels::NodeWeight> rec, src = {{{18, 14, 20}, 0.7f, 0}, {{19, 14, 20}, 0.3f, 0}};
-    for (int r = 0; r < 9; ++r) rec.push_back({{4 * r + 1, (3 * r) % 29, (5 * r + 2) % 43}, 0.5f + 0.1f * r, r});
+    // Source and receivers inside any shape (the small one too).
+    const Index3 c{n.i / 2, n.j / 2, n.k / 2};
+    std::vector<kernels::NodeWeight> rec, src = {{c, 0.7f, 0}, {{c.i + 1, c.j, c.k}, 0.3f, 0}};
+    for (int r = 0; r < 9; ++r)
+      rec.push_back({{(4 * r + 1) % n.i, (3 * r) % n.j, (5 * r + 2) % n.k}, 0.5f + 0.1f * r, r});
     for (auto* prop : {cpu.get(), gpu.get()}) {
       prop->write_state(testing::random_field(1, pts).data(), testing::random_field(2, pts).data());
       prop->write_field("q_prev", box, testing::random_field(3, pts).data());
