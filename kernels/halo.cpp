@@ -30,6 +30,62 @@ Box3 recv_box(const Index3& shape, int face) {
                        : slab(all, axis, shape[axis], kHaloWidth);
 }
 
+Box3 halo_span(const Index3& shape, const HaloFaces& faces) {
+  Box3 b{{0, 0, 0}, shape};
+  for (int a = 0; a < 3; ++a) {
+    if (faces.neighbour[static_cast<size_t>(2 * a)]) {
+      b.lo[a] -= kHaloWidth;
+      b.n[a] += kHaloWidth;
+    }
+    if (faces.neighbour[static_cast<size_t>(2 * a + 1)]) b.n[a] += kHaloWidth;
+  }
+  return b;
+}
+
+namespace {
+
+/// `b` grown along the axes before `face`'s over the halos of the faces with a neighbour.
+Box3 grow_over_earlier_halos(Box3 b, const Index3& shape, const HaloFaces& faces, int face) {
+  const Box3 span = halo_span(shape, faces);
+  for (int a = 0; a < face / 2; ++a) {
+    b.lo[a] = span.lo[a];
+    b.n[a] = span.n[a];
+  }
+  return b;
+}
+
+}  // namespace
+
+Box3 phased_send_box(const Index3& shape, const HaloFaces& faces, int face) {
+  return grow_over_earlier_halos(send_box(shape, face), shape, faces, face);
+}
+
+Box3 phased_recv_box(const Index3& shape, const HaloFaces& faces, int face) {
+  return grow_over_earlier_halos(recv_box(shape, face), shape, faces, face);
+}
+
+void exchange_by_axis(HaloTransport& transport, const Index3& shape, const HaloFaces& faces,
+                      int fields, void* stream, const PhasedHaloOps& ops) {
+  for (int axis = 0; axis < 3; ++axis) {
+    float* send[6] = {};
+    float* recv[6] = {};
+    std::int64_t count[6] = {};
+    bool any = false;
+    for (int f = 2 * axis; f < 2 * axis + 2; ++f) {
+      if (!faces.neighbour[static_cast<size_t>(f)]) continue;
+      count[f] = fields * phased_send_box(shape, faces, f).points();
+      send[f] = ops.pack(f, count[f]);
+      recv[f] = ops.receive_buffer(f, count[f]);
+      any = true;
+    }
+    if (!any) continue;  // neighbours are mutual: nobody waits for this rank along this axis
+    transport.start(send, recv, count, stream);
+    transport.finish(stream);
+    for (int f = 2 * axis; f < 2 * axis + 2; ++f)
+      if (count[f] > 0) ops.unpack(f, recv[f]);
+  }
+}
+
 ShellSplit split_shell(const Index3& shape, const HaloFaces& faces) {
   // Peel the faces off axis by axis (x faces over everything, then y over what is left, ...), so
   // the shell boxes are disjoint and the interior is what remains.

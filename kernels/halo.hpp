@@ -5,6 +5,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "physics/box3.hpp"
@@ -48,6 +49,39 @@ constexpr int kHaloWidth = 4;
 physics::Box3 send_box(const physics::Index3& shape, int face);
 /// Halo points filled from the face's neighbour (the kHaloWidth planes outside the face).
 physics::Box3 recv_box(const physics::Index3& shape, int face);
+
+/// The own points plus the halo planes of the faces with a neighbour (where free surfaces mirror:
+/// the neighbour's copy of the surface plane arrives unzeroed and its edge halos unmirrored).
+physics::Box3 halo_span(const physics::Index3& shape, const HaloFaces& faces);
+
+// The exchange that also fills the EDGE halos, for stencils with diagonal points (the 73-point TTI
+// stencil reads (i±m, j±m, k) and the like, never a corner): one phase per axis, x then y then z,
+// each finished before the next. A phase's boxes cover the halos of the earlier axes on the sides
+// with a neighbour, so the x-y edge arrives with the y faces (the neighbour got it in the x phase),
+// the x-z and y-z edges with the z faces. Neighbours across a face share the other axes' neighbour
+// pattern (Cartesian decomposition), so both ends agree on each box.
+
+/// Own points sent across `face` in its phase (send_box, grown over the earlier axes' halos).
+physics::Box3 phased_send_box(const physics::Index3& shape, const HaloFaces& faces, int face);
+/// Halo points received across `face` in its phase (recv_box, grown likewise).
+physics::Box3 phased_recv_box(const physics::Index3& shape, const HaloFaces& faces, int face);
+
+/// The backend's part of exchange_by_axis. Per face of a phase, a message holds the face's box
+/// (phased_send_box / phased_recv_box) of every exchanged field, one after another.
+struct PhasedHaloOps {
+  /// Returns the send buffer of `face`, filled with `floats` floats (complete for host-memory
+  /// transports, complete in stream order for device-memory ones).
+  std::function<float*(int face, std::int64_t floats)> pack;
+  /// Returns a buffer of `floats` floats to receive `face`'s message into.
+  std::function<float*(int face, std::int64_t floats)> receive_buffer;
+  /// Writes a received message into the halo of `face`.
+  std::function<void(int face, const float* data)> unpack;
+};
+
+/// Fills the face and edge halos of `fields` fields through `transport`: three phases (x, y, z),
+/// each started, finished and unpacked before the next. `stream` as in HaloTransport::start.
+void exchange_by_axis(HaloTransport& transport, const physics::Index3& shape, const HaloFaces& faces,
+                      int fields, void* stream, const PhasedHaloOps& ops);
 
 /// The points of a subdomain in two parts: `shell` (disjoint boxes: own points within kHaloWidth of
 /// a face with a neighbour) and `interior` (the rest). Without neighbours the interior is everything.
