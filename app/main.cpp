@@ -88,7 +88,7 @@ Cli parse_cli(int argc, char** argv) {
 /// rank count.
 mpi::Decomposition plan_decomposition(const app::RunPlan& plan, int ranks) {
   const auto& shape = plan.problem.grid.shape;
-  const mpi::CutLimits limits = mpi::cut_limits(plan.problem);
+  const mpi::CutLimits limits = plan.tti ? mpi::cut_limits(plan.tti_problem) : mpi::cut_limits(plan.problem);
   const auto& asked = plan.config.execution.decomposition;
   if (asked) {
     const auto& d = *asked;
@@ -113,9 +113,6 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   const io::Config config = io::load_config(cli.config, cli.overrides);
   const app::RunPlan plan = app::make_plan(config);
   const std::string backend = kernels::resolve_backend(config.execution.backend);
-  if (plan.tti && session.size() > 1)
-    throw ConfigError("config error: propagator: acoustic_tti does not run distributed yet: run it "
-                      "on one rank");
   if (config.execution.threads > 0) omp_set_num_threads(config.execution.threads);
   kernels::check_kernel_name(config.execution.kernel);
   const bool distributed = session.size() > 1;
@@ -160,7 +157,10 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
     o.kernel = config.execution.kernel;
     o.transport = config.execution.transport;
     o.local_rank = session.local_rank();
-    auto d = std::make_unique<mpi::DistributedPropagator>(plan.problem, decomposition, session.comm(), o);
+    auto d = plan.tti ? std::make_unique<mpi::DistributedPropagator>(plan.tti_problem, decomposition,
+                                                                     session.comm(), o)
+                      : std::make_unique<mpi::DistributedPropagator>(plan.problem, decomposition,
+                                                                     session.comm(), o);
     dist = d.get();
     prop = std::move(d);
   } else if (plan.tti) {

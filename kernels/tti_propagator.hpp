@@ -32,7 +32,17 @@ struct AcousticTtiProblem {
   bool record_q = false;  // receivers sample q instead of p
   physics::TtiStencil stencil{};
   std::array<float, 3> inv_4h2{};
+  /// The regions to update (inner first; points outside the inner box take the damped update).
+  /// Empty: make_regions(grid.shape, pml). A distributed run's subdomain holds the global regions
+  /// clipped to its box (mpi/subdomain.hpp); its damping profiles are the global ones sliced.
+  std::vector<pml::Region> regions;
+  /// Faces shared with a neighbouring subdomain: their halos (edges included) come from the
+  /// exchange (kernels/halo.hpp, exchange_by_axis).
+  HaloFaces halo;
 };
+
+/// problem.regions, or the regions of the whole grid when it names none.
+std::vector<pml::Region> problem_regions(const AcousticTtiProblem& problem);
 
 /// The box theta, phi and a cover: the grid grown by the stencil radius on every side.
 physics::Box3 medium_box(const physics::Grid& grid);
@@ -47,7 +57,8 @@ void fill_tti_medium(const AcousticTtiProblem& problem, const physics::FieldLayo
                      float* ny, float* nz, float* inv_a);
 
 /// The CPU reference (OpenMP). Fields: "p" (alias "u"), "p_prev" ("u_prev"), "q", "q_prev",
-/// "aux_p", "aux_q". write_state sets p (q starts at rest). Runs on one rank only for now.
+/// "aux_p", "aux_q". write_state sets p (q starts at rest). Distributed: set_halo_transport with a
+/// host-memory transport; p and q are exchanged after each update (no overlap).
 std::unique_ptr<Propagator> make_cpu_acoustic_tti(const AcousticTtiProblem& problem);
 
 }  // namespace minimod::kernels

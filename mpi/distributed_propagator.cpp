@@ -67,7 +67,26 @@ Index3 strided_shape(const Box3& box, const Index3& stride) {
 DistributedPropagator::DistributedPropagator(const kernels::AcousticIsoProblem& global,
                                              const Decomposition& decomposition, MPI_Comm comm,
                                              const DistributedOptions& options)
-    : comm_(comm), decomposition_(decomposition), global_shape_(global.grid.shape) {
+    : DistributedPropagator(global.grid.shape, decomposition, comm, options,
+                            [&](const Box3& box, const kernels::HaloFaces& faces) {
+                              return kernels::make_acoustic_iso(subdomain_problem(global, box, faces),
+                                                                options.backend, options.kernel);
+                            }) {}
+
+DistributedPropagator::DistributedPropagator(const kernels::AcousticTtiProblem& global,
+                                             const Decomposition& decomposition, MPI_Comm comm,
+                                             const DistributedOptions& options)
+    : DistributedPropagator(global.grid.shape, decomposition, comm, options,
+                            [&](const Box3& box, const kernels::HaloFaces& faces) {
+                              return kernels::make_acoustic_tti(subdomain_problem(global, box, faces),
+                                                                options.backend, options.kernel);
+                            }) {}
+
+DistributedPropagator::DistributedPropagator(const Index3& global_shape,
+                                             const Decomposition& decomposition, MPI_Comm comm,
+                                             const DistributedOptions& options,
+                                             const LocalPropagatorFactory& make_local)
+    : comm_(comm), decomposition_(decomposition), global_shape_(global_shape) {
   MPI_Comm_rank(comm_, &rank_);
   MPI_Comm_size(comm_, &size_);
   if (decomposition_.ranks() != size_)
@@ -76,11 +95,9 @@ DistributedPropagator::DistributedPropagator(const kernels::AcousticIsoProblem& 
                       std::to_string(size_));
   box_ = decomposition_.box_of(rank_);
   const auto nb = decomposition_.neighbours_of(rank_);
-  kernels::HaloFaces faces;
-  for (int f = 0; f < 6; ++f) faces.neighbour[static_cast<size_t>(f)] = nb[static_cast<size_t>(f)] >= 0;
+  for (int f = 0; f < 6; ++f) faces_.neighbour[static_cast<size_t>(f)] = nb[static_cast<size_t>(f)] >= 0;
   if (options.backend == "cuda") kernels::select_gpu(options.local_rank);
-  local_ = kernels::make_acoustic_iso(subdomain_problem(global, box_, faces), options.backend,
-                                      options.kernel);
+  local_ = make_local(box_, faces_);
   transport_ = make_halo_transport(options.transport, options.backend, comm_, nb);
   local_->set_halo_transport(transport_.get());
 }
@@ -210,12 +227,11 @@ void DistributedPropagator::write_state(const float* u_prev, const float* u) {
                     sizeof(float) * static_cast<size_t>(b.n.k));
     return d;
   };
-  // u's halos first (what the neighbours' last exchange would have left), then the own points,
-  // whose write applies the free surfaces over the halos as well.
-  const auto nb = decomposition_.neighbours_of(rank_);
-  for (int f = 0; f < 6; ++f) {
-    if (nb[static_cast<size_t>(f)] < 0) continue;
-    const Box3 local = kernels::recv_box(box_.n, f);
+  // u over the own points and the halos of faces with a neighbour, edges included (what the
+  // neighbours' last exchange would have left; the TTI stencil reads the edges), then the own
+  // points again through write_state, which applies the free surfaces over the halos as well.
+  if (faces_.any()) {
+    const Box3 local = kernels::halo_span(box_.n, faces_);
     Box3 global = local;
     for (int a = 0; a < 3; ++a) global.lo[a] += box_.lo[a];
     local_->write_field("u", local, cut(u, global).data());

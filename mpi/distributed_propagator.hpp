@@ -1,15 +1,18 @@
 // A propagator over many ranks that looks like one to the time loop (app/run.cpp): each rank runs
 // the backend's propagator on its subdomain with halos exchanged every step; receivers, snapshots,
 // health and state are gathered to or scattered from rank 0. Collective: every rank calls every
-// method in the same order. DESIGN.md §2, §5.
+// method in the same order. Any problem type: the rank's propagator comes from a factory given its
+// box (acoustic iso and TTI have constructors). DESIGN.md §2, §5.
 #pragma once
 #include <mpi.h>
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "kernels/propagator.hpp"
+#include "kernels/tti_propagator.hpp"
 #include "mpi/decomposition.hpp"
 
 namespace minimod::mpi {
@@ -21,10 +24,22 @@ struct DistributedOptions {
   int local_rank = 0;             // picks the GPU
 };
 
+/// Builds the backend propagator of one rank's subdomain: `box` (global indices) with halos
+/// exchanged on the faces in `faces`.
+using LocalPropagatorFactory = std::function<std::unique_ptr<kernels::Propagator>(
+    const physics::Box3& box, const kernels::HaloFaces& faces)>;
+
 class DistributedPropagator final : public kernels::Propagator {
  public:
   DistributedPropagator(const kernels::AcousticIsoProblem& global, const Decomposition& decomposition,
                         MPI_Comm comm, const DistributedOptions& options);
+  DistributedPropagator(const kernels::AcousticTtiProblem& global, const Decomposition& decomposition,
+                        MPI_Comm comm, const DistributedOptions& options);
+  /// Any problem on a grid of `global_shape`: `make_local` builds this rank's propagator (on the
+  /// backend of `options`, whose GPU is selected before the call).
+  DistributedPropagator(const physics::Index3& global_shape, const Decomposition& decomposition,
+                        MPI_Comm comm, const DistributedOptions& options,
+                        const LocalPropagatorFactory& make_local);
   ~DistributedPropagator() override;
 
   std::string backend() const override;
@@ -41,6 +56,7 @@ class DistributedPropagator final : public kernels::Propagator {
   void read_field(const std::string& name, const physics::Box3& box, const physics::Index3& stride,
                   float* out) override;
   void write_state(const float* u_prev, const float* u) override;
+  /// Sets u (p for TTI) with its halos, edges included, and u_prev from whole-grid arrays.
   /// `box` in global indices, own points only (every rank passes the whole array).
   void write_field(const std::string& name, const physics::Box3& box, const float* data) override;
   kernels::FieldHealth health() override;
@@ -63,6 +79,7 @@ class DistributedPropagator final : public kernels::Propagator {
   int rank_ = 0, size_ = 1;
   Decomposition decomposition_;
   physics::Box3 box_;
+  kernels::HaloFaces faces_;
   physics::Index3 global_shape_;
   std::unique_ptr<kernels::HaloTransport> transport_;
   std::unique_ptr<kernels::Propagator> local_;

@@ -1,8 +1,11 @@
 #include "mpi/subdomain.hpp"
 
+#include <stdexcept>
+
 namespace minimod::mpi {
 
 using physics::Box3;
+using physics::Index3;
 
 namespace {
 
@@ -11,37 +14,35 @@ std::vector<float> slice(const std::vector<float>& v, int first, int count) {
   return {v.begin() + first, v.begin() + first + count};
 }
 
-}  // namespace
+/// The box `b` (indices of a dense [i][j][k] array of `shape`) of `v`, dense.
+std::vector<float> cut(const std::vector<float>& v, const Index3& shape, const Box3& b) {
+  std::vector<float> out(static_cast<size_t>(b.points()));
+  for (int i = 0; i < b.n.i; ++i)
+    for (int j = 0; j < b.n.j; ++j) {
+      const auto* src = &v[(static_cast<size_t>(b.lo.i + i) * shape.j + b.lo.j + j) * shape.k + b.lo.k];
+      std::copy(src, src + b.n.k, &out[(static_cast<size_t>(i) * b.n.j + j) * b.n.k]);
+    }
+  return out;
+}
 
-kernels::AcousticIsoProblem subdomain_problem(const kernels::AcousticIsoProblem& g, const Box3& box,
-                                              const kernels::HaloFaces& halo) {
-  kernels::AcousticIsoProblem p;
+/// The parts every problem type cuts alike: the grid (origin moved to the box), the damping
+/// profiles (Minimod's: i = -1 .. n), the free surfaces this box has, the regions clipped to it.
+template <class Problem>
+void cut_common(const Problem& g, const Box3& box, const kernels::HaloFaces& halo, Problem& p) {
   p.grid = g.grid;
   p.grid.shape = box.n;
   for (int a = 0; a < 3; ++a) p.grid.origin[a] = g.grid.origin[a] + box.lo[a] * g.grid.spacing[a];
   p.pml = g.pml;
-  p.pml_kind = g.pml_kind;
-  for (int a = 0; a < 3; ++a) {
-    p.damping.eta[a] = slice(g.damping.eta[a], box.lo[a], box.n[a] + 2);  // i = -1 .. n
-    p.cpml.a[a] = slice(g.cpml.a[a], box.lo[a], box.n[a]);
-    p.cpml.b[a] = slice(g.cpml.b[a], box.lo[a], box.n[a]);
-  }
+  for (int a = 0; a < 3; ++a) p.damping.eta[a] = slice(g.damping.eta[a], box.lo[a], box.n[a] + 2);
   const auto& n = g.grid.shape;
-  p.v2dt2.resize(static_cast<size_t>(box.points()));
-  for (int i = 0; i < box.n.i; ++i)
-    for (int j = 0; j < box.n.j; ++j) {
-      const auto* src = &g.v2dt2[(static_cast<size_t>(box.lo.i + i) * n.j + box.lo.j + j) * n.k + box.lo.k];
-      std::copy(src, src + box.n.k, &p.v2dt2[(static_cast<size_t>(i) * box.n.j + j) * box.n.k]);
-    }
   for (int f = 0; f < 6; ++f) {
     const int a = f / 2;
     const bool on_boundary = f % 2 == 0 ? box.lo[a] == 0 : box.hi()[a] == n[a];
     p.free_surface[static_cast<size_t>(f)] = g.free_surface[static_cast<size_t>(f)] && on_boundary &&
                                              !halo.neighbour[static_cast<size_t>(f)];
   }
-  p.laplacian = g.laplacian;
   p.inv_4h2 = g.inv_4h2;
-  p.derivatives = g.derivatives;
+  p.regions.clear();
   for (const auto& r : kernels::problem_regions(g)) {
     Box3 b = physics::intersect(r.box, box);
     // The inner region stays first even when this rank has none of it (the backends look there).
@@ -51,6 +52,46 @@ kernels::AcousticIsoProblem subdomain_problem(const kernels::AcousticIsoProblem&
     p.regions.push_back({r.name, b, r.is_pml});
   }
   p.halo = halo;
+}
+
+}  // namespace
+
+kernels::AcousticIsoProblem subdomain_problem(const kernels::AcousticIsoProblem& g, const Box3& box,
+                                              const kernels::HaloFaces& halo) {
+  kernels::AcousticIsoProblem p;
+  cut_common(g, box, halo, p);
+  p.pml_kind = g.pml_kind;
+  for (int a = 0; a < 3; ++a) {
+    p.cpml.a[a] = slice(g.cpml.a[a], box.lo[a], box.n[a]);
+    p.cpml.b[a] = slice(g.cpml.b[a], box.lo[a], box.n[a]);
+  }
+  p.v2dt2 = cut(g.v2dt2, g.grid.shape, box);
+  p.laplacian = g.laplacian;
+  p.derivatives = g.derivatives;
+  return p;
+}
+
+kernels::AcousticTtiProblem subdomain_problem(const kernels::AcousticTtiProblem& g, const Box3& box,
+                                              const kernels::HaloFaces& halo) {
+  const Box3 gm = kernels::medium_box(g.grid);
+  for (const auto* v : {&g.theta, &g.phi, &g.a})
+    if (v->size() != static_cast<size_t>(gm.points()))
+      throw std::invalid_argument("subdomain_problem: finish_problem the global TTI problem first "
+                                  "(theta, phi, a over medium_box)");
+  kernels::AcousticTtiProblem p;
+  cut_common(g, box, halo, p);
+  p.v2dt2 = cut(g.v2dt2, g.grid.shape, box);
+  p.b = cut(g.b, g.grid.shape, box);
+  // The medium over the box grown by the radius, from the global medium box (which starts at
+  // -radius): the neighbours' values inside the grid, the clamped ones only beyond its boundary.
+  const Box3 lm = kernels::medium_box(p.grid);
+  const Box3 from{{box.lo.i + lm.lo.i - gm.lo.i, box.lo.j + lm.lo.j - gm.lo.j, box.lo.k + lm.lo.k - gm.lo.k},
+                  lm.n};
+  p.theta = cut(g.theta, gm.n, from);
+  p.phi = cut(g.phi, gm.n, from);
+  p.a = cut(g.a, gm.n, from);
+  p.record_q = g.record_q;
+  p.stencil = g.stencil;
   return p;
 }
 
@@ -63,6 +104,8 @@ CutLimits cut_limits(const kernels::AcousticIsoProblem& problem) {
   }
   return l;
 }
+
+CutLimits cut_limits(const kernels::AcousticTtiProblem&) { return {}; }
 
 std::vector<kernels::NodeWeight> nodes_in(const std::vector<kernels::NodeWeight>& nodes,
                                           const Box3& box, std::vector<int>* index) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/propagator.hpp"
+#include "kernels/tti_propagator.hpp"
 #include "mpi/decomposition.hpp"
 
 namespace minimod::mpi {
@@ -14,9 +15,18 @@ kernels::AcousticIsoProblem subdomain_problem(const kernels::AcousticIsoProblem&
                                               const physics::Box3& box,
                                               const kernels::HaloFaces& halo);
 
+/// The same for the acoustic TTI problem (finished: theta, phi, a over medium_box). The subdomain's
+/// medium covers its box grown by the radius, cut from the global medium, so the halo holds the
+/// neighbours' medium (the self-adjoint stencil weighs both ends of each pair).
+kernels::AcousticTtiProblem subdomain_problem(const kernels::AcousticTtiProblem& global,
+                                              const physics::Box3& box,
+                                              const kernels::HaloFaces& halo);
+
 /// Where cuts may fall for `problem`: the CPML's psi fields are read across cuts along their own
 /// axis, so cuts keep the halo width away from each absorbing layer; Minimod's PML has no such need.
 CutLimits cut_limits(const kernels::AcousticIsoProblem& problem);
+/// TTI: anywhere (its PML keeps no memory field that is read across a cut).
+CutLimits cut_limits(const kernels::AcousticTtiProblem& problem);
 
 /// The nodes inside `box`, in box coordinates; `index[e]` = position of node e in `nodes`.
 std::vector<kernels::NodeWeight> nodes_in(const std::vector<kernels::NodeWeight>& nodes,

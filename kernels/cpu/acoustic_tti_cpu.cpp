@@ -3,7 +3,10 @@
 // region use Minimod's damped update with one auxiliary field per wavefield. OpenMP over (i, j).
 // What it reads per point: p, q (stencils), p_prev, q_prev, (v dt)^2, 2 (eps - delta) and the
 // medium (the symmetry axis and 1 / (1 + 2 delta)) at the point and its 72 stencil neighbours.
+// Distributed: after the update (and the sources), p and q exchange their face and edge halos axis
+// by axis (kernels/halo.hpp, exchange_by_axis), then free surfaces apply over the halo columns too.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -51,6 +54,10 @@ void finish_problem(AcousticTtiProblem& p) {
   }
 }
 
+std::vector<pml::Region> problem_regions(const AcousticTtiProblem& p) {
+  return p.regions.empty() ? pml::make_regions(p.grid.shape, p.pml) : p.regions;
+}
+
 void fill_tti_medium(const AcousticTtiProblem& p, const physics::FieldLayout& layout, float* nx, float* ny,
                      float* nz, float* inv_a) {
   const physics::Box3 m = medium_box(p.grid);
@@ -93,7 +100,7 @@ class CpuAcousticTti final : public Propagator {
           vb(i, j, k) = p_.b[o];
         }
     fill_tti_medium(p_, layout_, nx_.data(), ny_.data(), nz_.data(), inv_a_.data());
-    const auto regions = pml::make_regions(p_.grid.shape, p_.pml);
+    const auto regions = problem_regions(p_);
     inner_ = regions.front().is_pml ? Box3{} : regions.front().box;
   }
 
@@ -108,11 +115,20 @@ class CpuAcousticTti final : public Propagator {
 
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
     flush_denormals_to_zero();
+    using clock = std::chrono::steady_clock;
+    const auto t0 = clock::now();
     update();
     const auto pn = view(p0_);  // now p_next
     for (const auto& s : source) pn(s.node.i, s.node.j, s.node.k) += s.weight * amplitude;
-    cpu::apply_free_surfaces(pn, p_.grid.shape, p_.free_surface, p_.grid.box());
-    cpu::apply_free_surfaces(view(q0_), p_.grid.shape, p_.free_surface, p_.grid.box());
+    if (exchanging()) {
+      const auto t1 = clock::now();
+      exchange_halos();
+      split_times_.interior += std::chrono::duration<double>(t1 - t0).count();
+      split_times_.exchange_exposed += std::chrono::duration<double>(clock::now() - t1).count();
+      ++split_times_.steps;
+    }
+    apply_free_surfaces(pn);
+    apply_free_surfaces(view(q0_));
     std::swap(p0_, p1_);
     std::swap(q0_, q1_);
     cpu::record_samples(view(p_.record_q ? q1_ : p1_), receivers_, receiver_count_, traces_);
@@ -130,7 +146,7 @@ class CpuAcousticTti final : public Propagator {
   void write_state(const float* p_prev, const float* p) override {
     write_field("p_prev", p_.grid.box(), p_prev);
     write_field("p", p_.grid.box(), p);
-    cpu::apply_free_surfaces(view(p1_), p_.grid.shape, p_.free_surface, p_.grid.box());
+    apply_free_surfaces(view(p1_));
   }
 
   void write_field(const std::string& name, const Box3& box, const float* data) override {
@@ -154,10 +170,12 @@ class CpuAcousticTti final : public Propagator {
   }
 
   void set_halo_transport(HaloTransport* transport) override {
-    if (transport != nullptr)
-      throw ConfigError("config error: propagator: acoustic_tti does not run distributed yet "
-                        "(run it on one rank)");
+    if (transport != nullptr && transport->memory() != HaloTransport::Memory::host)
+      throw std::invalid_argument("the CPU backend exchanges halos through host memory only");
+    transport_ = transport;
   }
+  /// No overlap: `interior` is the whole update, `exchange_exposed` the whole exchange.
+  StepSplit step_split() const override { return split_times_; }
 
  private:
   View3<float> view(const AlignedBuffer& b) const { return layout_.view(b.data()); }
@@ -170,6 +188,35 @@ class CpuAcousticTti final : public Propagator {
     if (name == "aux_p" || name == "pml_aux") return aux_p_;
     if (name == "aux_q") return aux_q_;
     throw std::invalid_argument("no field named '" + name + "' in the acoustic_tti propagator");
+  }
+
+  bool exchanging() const { return transport_ != nullptr && p_.halo.any(); }
+
+  /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per face.
+  void exchange_halos() {
+    const View3<float> fields[2] = {view(p0_), view(q0_)};
+    const Index3 n = p_.grid.shape;
+    PhasedHaloOps ops;
+    ops.pack = [&](int f, std::int64_t floats) {
+      halo_send_[f].resize(static_cast<size_t>(floats));
+      const Box3 b = phased_send_box(n, p_.halo, f);
+      for (int c = 0; c < 2; ++c) cpu::copy_box(fields[c], b, halo_send_[f].data() + c * b.points(), true);
+      return halo_send_[f].data();
+    };
+    ops.receive_buffer = [&](int f, std::int64_t floats) {
+      halo_recv_[f].resize(static_cast<size_t>(floats));
+      return halo_recv_[f].data();
+    };
+    ops.unpack = [&](int f, const float* data) {
+      const Box3 b = phased_recv_box(n, p_.halo, f);
+      for (int c = 0; c < 2; ++c) cpu::copy_box(fields[c], b, const_cast<float*>(data) + c * b.points(), false);
+    };
+    exchange_by_axis(*transport_, n, p_.halo, 2, nullptr, ops);
+  }
+
+  /// Over the own columns and the halo columns of exchanged faces (kernels/halo.hpp, halo_span).
+  void apply_free_surfaces(const View3<float>& f) const {
+    cpu::apply_free_surfaces(f, p_.grid.shape, p_.free_surface, halo_span(p_.grid.shape, p_.halo));
   }
 
   void update() {
@@ -204,6 +251,9 @@ class CpuAcousticTti final : public Propagator {
   AlignedBuffer p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_;
   AlignedBuffer nx_, ny_, nz_, inv_a_;  // the medium per point, halo included (physics::TtiMediumPoint)
   Box3 inner_;
+  HaloTransport* transport_ = nullptr;
+  std::vector<float> halo_send_[6], halo_recv_[6];
+  StepSplit split_times_;
   std::vector<NodeWeight> receivers_;
   int receiver_count_ = 0;
   std::vector<float> traces_;

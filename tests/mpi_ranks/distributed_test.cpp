@@ -8,106 +8,25 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
-#include <cmath>
-#include <cstdlib>
-#include <random>
-
 #include "kernels/backends.hpp"
 #include "mpi/comm.hpp"
 #include "mpi/distributed_propagator.hpp"
 #include "mpi/subdomain.hpp"
+#include "mpi_ranks/rank_test_support.hpp"
 #include "physics/error.hpp"
-#include "random_problem.hpp"
 
 namespace minimod {
 namespace {
 
-using kernels::NodeWeight;
-using physics::Box3;
 using physics::Index3;
 
-int world_rank() {
-  int r = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &r);
-  return r;
-}
-int world_size() {
-  int s = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &s);
-  return s;
-}
+using testing::env_or;
+using testing::factorisations;
+using testing::world_rank;
+using testing::world_size;
 
-std::string env_or(const char* name, const char* fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? v : fallback;
-}
-
-/// Every (px, py, pz) with px * py * pz = ranks.
-std::vector<std::array<int, 3>> factorisations(int ranks) {
-  std::vector<std::array<int, 3>> out;
-  for (int px = 1; px <= ranks; ++px)
-    for (int py = 1; py <= ranks; ++py)
-      if (ranks % (px * py) == 0) out.push_back({px, py, ranks / (px * py)});
-  return out;
-}
-
-/// `count` points of `per` nodes each at random grid positions, random weights.
-std::vector<NodeWeight> random_nodes(std::mt19937& rng, Index3 n, int count, int per) {
-  std::vector<NodeWeight> v;
-  std::uniform_real_distribution<float> w(-1, 1);
-  for (int p = 0; p < count; ++p)
-    for (int e = 0; e < per; ++e) {
-      const Index3 at{static_cast<int>(rng() % static_cast<unsigned>(n.i)),
-                      static_cast<int>(rng() % static_cast<unsigned>(n.j)),
-                      static_cast<int>(rng() % static_cast<unsigned>(n.k))};
-      bool dup = false;  // one node per grid point and receiver, as interpolation gives
-      for (const auto& x : v) dup |= x.point == p && x.node == at;
-      if (!dup) v.push_back({at, w(rng), p});
-    }
-  return v;
-}
-
-struct Outcome {
-  std::vector<float> traces, u, u_prev, snapshot;
-  kernels::FieldHealth health;
-};
-
-constexpr int kSteps = 9;
-const Box3 kSnapshotBox{{3, 2, 1}, {29, 31, 40}};
-const Index3 kSnapshotStride{2, 3, 2};
-
-Outcome run(kernels::Propagator& p, const kernels::AcousticIsoProblem& problem, unsigned seed) {
-  std::mt19937 rng(seed);
-  const Index3 n = problem.grid.shape;
-  const auto src = random_nodes(rng, n, 1, 8);
-  const auto rec = random_nodes(rng, n, 23, 8);
-  p.write_state(testing::random_field(seed + 1, problem.grid.points()).data(),
-                testing::random_field(seed + 2, problem.grid.points()).data());
-  p.set_receivers(rec, 23);
-  for (int s = 0; s < kSteps; ++s) p.step(src, std::sin(0.7f * static_cast<float>(s + 1)));
-  Outcome o;
-  p.take_traces(o.traces);
-  const bool root = world_rank() == 0;
-  o.u.resize(root ? static_cast<size_t>(problem.grid.points()) : 0);
-  o.u_prev.resize(o.u.size());
-  p.read_field("u", problem.grid.box(), {1, 1, 1}, o.u.data());
-  p.read_field("u_prev", problem.grid.box(), {1, 1, 1}, o.u_prev.data());
-  const Index3 sn{(kSnapshotBox.n.i + 1) / 2, (kSnapshotBox.n.j + 2) / 3, (kSnapshotBox.n.k + 1) / 2};
-  o.snapshot.resize(root ? static_cast<size_t>(sn.i) * sn.j * sn.k : 0);
-  p.read_field("u", kSnapshotBox, kSnapshotStride, o.snapshot.data());
-  o.health = p.health();
-  return o;
-}
-
-/// Largest |a - b| relative to max |a| (0 when bitwise equal).
-double worst(const std::vector<float>& a, const std::vector<float>& b) {
-  double m = 0, d = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    m = std::max(m, double(std::fabs(a[i])));
-    if (!(a[i] == b[i])) d = std::max(d, std::fabs(double(a[i]) - b[i]));
-  }
-  return d == 0 ? 0 : d / m;
-}
+const std::vector<std::string> kFields = {"u", "u_prev"};
+const testing::RunSpec kSpec{9, kFields, "u", {{3, 2, 1}, {29, 31, 40}}};
 
 struct Case {
   pml::PmlKind kind;
@@ -127,11 +46,11 @@ TEST_P(Distributed, EveryDecompositionEqualsTheOneRankRun) {
   const unsigned seed = 1234u + static_cast<unsigned>(GetParam().kind == pml::PmlKind::cpml) * 7u +
                         GetParam().free_top * 3u;
   const auto problem = testing::random_problem(seed, shape, GetParam().free_top, GetParam().kind);
-  Outcome ref;
+  testing::Outcome ref;
   if (world_rank() == 0) {
     if (backend == "cuda") kernels::select_gpu(0);  // the reference runs on the first GPU
     auto whole = kernels::make_acoustic_iso(problem, backend, backend == "cpu" ? "reference" : kernel);
-    ref = run(*whole, problem, seed);
+    ref = testing::run_from_random_state(*whole, shape, seed, kSpec);
   }
   for (const auto& dims : factorisations(world_size())) {
     mpi::Decomposition d;
@@ -149,18 +68,11 @@ TEST_P(Distributed, EveryDecompositionEqualsTheOneRankRun) {
     o.transport = env_or("MINIMOD_TEST_TRANSPORT",
                          backend == "cuda" && kernels::cuda_device_count() < world_size() ? "host" : "auto");
     mpi::DistributedPropagator p(problem, d, MPI_COMM_WORLD, o);
-    const Outcome got = run(p, problem, seed);
+    const auto got = testing::run_from_random_state(p, shape, seed, kSpec);
     if (world_rank() != 0) continue;
-    const std::string what = d.dims_string() + " (" + p.transport() + ")";
-    ASSERT_EQ(got.traces.size(), ref.traces.size()) << what;
-    EXPECT_LE(worst(ref.traces, got.traces), tol) << what << ": receiver traces";
-    EXPECT_LE(worst(ref.u, got.u), tol) << what << ": final u";
-    EXPECT_LE(worst(ref.u_prev, got.u_prev), tol) << what << ": final u_prev";
-    EXPECT_LE(worst(ref.snapshot, got.snapshot), tol) << what << ": strided snapshot";
-    EXPECT_EQ(got.health.finite, ref.health.finite) << what;
-    EXPECT_EQ(got.health.max_abs, ref.health.max_abs) << what;
     // CUDA locates the maximum only for a blown-up field (it is not needed otherwise).
-    if (backend == "cpu") EXPECT_EQ(got.health.where, ref.health.where) << what;
+    testing::expect_same_outcome(ref, got, kFields, tol, d.dims_string() + " (" + p.transport() + ")",
+                                 backend == "cpu");
   }
 }
 
