@@ -3,6 +3,9 @@
 // leapfrogged inside the inner region and damped in the PML (kernels/tti_point.hpp); then source
 // injection into p, free surfaces on p and q, receivers on p or q, all on the GPU. Memory: 12 arrays per point (p, q at two levels, two auxiliary fields, (v dt)^2, b,
 // and the medium nx, ny, nz, 1 / a), halo included: 1000^3 takes 49 GB.
+// Distributed (a subdomain of mpi/subdomain.hpp): after the sources, p and q exchange their face and
+// edge halos axis by axis (kernels/halo.hpp, exchange_by_axis), packed on the GPU and staged through
+// pinned host memory for host transports; synchronous, not overlapped (correct first).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -57,7 +60,7 @@ class CudaAcousticTti final : public Propagator {
       if (!e.empty())
         MM_CUDA_CHECK(cudaMemcpy(eta_[a].data(), e.data(), e.size() * 4, cudaMemcpyHostToDevice));
     }
-    for (const auto& r : pml::make_regions(p_.grid.shape, p_.pml))
+    for (const auto& r : problem_regions(p_))  // a subdomain's are clipped to its box
       if (!r.is_pml) inner_ = r.box;
     scratch_ = DeviceBuffer<unsigned>(2, "health scratch");
     for (auto* v : {&p_.v2dt2, &p_.a, &p_.b, &p_.theta, &p_.phi}) std::vector<float>().swap(*v);
@@ -109,6 +112,7 @@ class CudaAcousticTti final : public Propagator {
       if (++sn.count == kMaxSourceNodes) flush();
     }
     flush();
+    if (transport_ != nullptr && p_.halo.any()) exchange_halos(s);
     apply_free_surfaces(view(p0_));
     apply_free_surfaces(view(q0_));
     p0_.swap(p1_);
@@ -198,11 +202,7 @@ class CudaAcousticTti final : public Propagator {
     return out;  // the location is not searched for on the GPU
   }
 
-  void set_halo_transport(HaloTransport* transport) override {
-    if (transport != nullptr)
-      throw ConfigError("config error: propagator: acoustic_tti does not run distributed yet "
-                        "(run it on one rank)");
-  }
+  void set_halo_transport(HaloTransport* transport) override { transport_ = transport; }
 
  private:
   View3<float> view(const DeviceBuffer<float>& b) const { return layout_.view(b.data()); }
@@ -224,7 +224,7 @@ class CudaAcousticTti final : public Propagator {
     if (need + margin > static_cast<std::int64_t>(free))
       throw ConfigError("config error: grid.shape: this acoustic_tti run needs " + gib(need) +
                         " on the GPU, " + gib(static_cast<std::int64_t>(free)) +
-                        " free: use a smaller grid (TTI does not run distributed yet)");
+                        " free: use a smaller grid or more ranks (mpirun -np N)");
   }
 
   void upload_dense(DeviceBuffer<float>& dst, const float* src) {
@@ -236,15 +236,56 @@ class CudaAcousticTti final : public Propagator {
                                  static_cast<size_t>(n.k) * 4, static_cast<size_t>(n.j), cudaMemcpyHostToDevice));
   }
 
+  /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per
+  /// face: packed on the GPU, through pinned host buffers when the transport wants host memory.
+  void exchange_halos(cudaStream_t s) {
+    const bool staged = transport_->memory() == HaloTransport::Memory::host;
+    const View3<float> fields[2] = {view(p0_), view(q0_)};
+    const Index3 n = p_.grid.shape;
+    PhasedHaloOps ops;
+    ops.pack = [&](int f, std::int64_t floats) {
+      HaloBuffers& h = halo_[f];
+      if (h.send.size() < floats) {
+        h.send = DeviceBuffer<float>(floats, "halo send");
+        h.recv = DeviceBuffer<float>(floats, "halo receive");
+        if (staged) {
+          h.send_host = PinnedBuffer<float>(floats);
+          h.recv_host = PinnedBuffer<float>(floats);
+        }
+      }
+      const Box3 b = phased_send_box(n, p_.halo, f);
+      for (int c = 0; c < 2; ++c) launch_copy_box(fields[c], b, h.send.data() + c * b.points(), true, s);
+      if (!staged) return h.send.data();  // complete in stream order
+      MM_CUDA_CHECK(cudaMemcpyAsync(h.send_host.data(), h.send.data(), static_cast<size_t>(floats) * 4,
+                                    cudaMemcpyDeviceToHost, s));
+      MM_CUDA_CHECK(cudaStreamSynchronize(s));  // host transports read it at once
+      return h.send_host.data();
+    };
+    ops.receive_buffer = [&](int f, std::int64_t) {
+      return staged ? halo_[f].recv_host.data() : halo_[f].recv.data();
+    };
+    ops.unpack = [&](int f, const float* data) {
+      HaloBuffers& h = halo_[f];
+      const Box3 b = phased_recv_box(n, p_.halo, f);
+      // The next step's pack synchronises the stream before the transport refills recv_host.
+      if (staged)
+        MM_CUDA_CHECK(cudaMemcpyAsync(h.recv.data(), data, static_cast<size_t>(2 * b.points()) * 4,
+                                      cudaMemcpyHostToDevice, s));
+      for (int c = 0; c < 2; ++c) launch_copy_box(fields[c], b, h.recv.data() + c * b.points(), false, s);
+    };
+    exchange_by_axis(*transport_, n, p_.halo, 2, s, ops);
+  }
+
+  /// Over the own columns and the halo columns of exchanged faces (kernels/halo.hpp, halo_span).
   void apply_free_surfaces(const View3<float>& f) {
     const Index3 n = p_.grid.shape;
-    const Box3 span{{0, 0, 0}, n};
+    const Box3 span = halo_span(n, p_.halo);
     for (int face = 0; face < 6; ++face) {
       if (!p_.free_surface[static_cast<size_t>(face)]) continue;
       const int axis = face / 2, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
       const bool hi = face % 2;
-      free_surface<<<dim3(ceil_div(n[a2], 128), n[a1]), 128, 0, stream_.get()>>>(f, span, axis, hi ? n[axis] - 1 : 0,
-                                                                                hi ? 1 : -1);
+      free_surface<<<dim3(ceil_div(span.n[a2], 128), span.n[a1]), 128, 0, stream_.get()>>>(
+          f, span, axis, hi ? n[axis] - 1 : 0, hi ? 1 : -1);
       MM_CUDA_CHECK_LAUNCH("free_surface");
     }
   }
@@ -258,6 +299,12 @@ class CudaAcousticTti final : public Propagator {
   DeviceBuffer<unsigned> scratch_;
   Box3 inner_;
   DeviceReceivers receivers_;
+  HaloTransport* transport_ = nullptr;
+  struct HaloBuffers {
+    DeviceBuffer<float> send, recv;
+    PinnedBuffer<float> send_host, recv_host;  // host-memory transports
+  };
+  HaloBuffers halo_[6];
 };
 
 float zero_amplitude(int, const void*) { return 0.0f; }
