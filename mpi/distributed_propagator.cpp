@@ -62,25 +62,30 @@ Index3 strided_shape(const Box3& box, const Index3& stride) {
           (box.n.k + stride.k - 1) / stride.k};
 }
 
+/// The factory of a problem type: `global` cut to the rank's box (subdomain_problem), built by
+/// `make` on the options' backend and kernel. Holds references: use it within the constructor.
+template <class Problem>
+LocalPropagatorFactory subdomain_factory(const Problem& global, const DistributedOptions& options,
+                                         std::unique_ptr<kernels::Propagator> (*make)(
+                                             const Problem&, const std::string&, const std::string&)) {
+  return [&global, &options, make](const Box3& box, const kernels::HaloFaces& faces) {
+    return make(subdomain_problem(global, box, faces), options.backend, options.kernel);
+  };
+}
+
 }  // namespace
 
 DistributedPropagator::DistributedPropagator(const kernels::AcousticIsoProblem& global,
                                              const Decomposition& decomposition, MPI_Comm comm,
                                              const DistributedOptions& options)
     : DistributedPropagator(global.grid.shape, decomposition, comm, options,
-                            [&](const Box3& box, const kernels::HaloFaces& faces) {
-                              return kernels::make_acoustic_iso(subdomain_problem(global, box, faces),
-                                                                options.backend, options.kernel);
-                            }) {}
+                            subdomain_factory(global, options, &kernels::make_acoustic_iso)) {}
 
 DistributedPropagator::DistributedPropagator(const kernels::AcousticTtiProblem& global,
                                              const Decomposition& decomposition, MPI_Comm comm,
                                              const DistributedOptions& options)
     : DistributedPropagator(global.grid.shape, decomposition, comm, options,
-                            [&](const Box3& box, const kernels::HaloFaces& faces) {
-                              return kernels::make_acoustic_tti(subdomain_problem(global, box, faces),
-                                                                options.backend, options.kernel);
-                            }) {}
+                            subdomain_factory(global, options, &kernels::make_acoustic_tti)) {}
 
 DistributedPropagator::DistributedPropagator(const Index3& global_shape,
                                              const Decomposition& decomposition, MPI_Comm comm,
