@@ -179,7 +179,9 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   const auto& s = plan.model_shape;
   if (config.output.final_wavefield) {  // collective in a distributed run
     if (root) u.resize(static_cast<size_t>(s.i) * s.j * s.k);
-    prop->read_field("u", {{plan.pad_lo[0], plan.pad_lo[1], plan.pad_lo[2]}, s}, {1, 1, 1}, u.data());
+    // The field named by output.record (TTI: p or q), as /final/<record> says.
+    prop->read_field(config.output.record == "q" ? "q" : "u",
+                     {{plan.pad_lo[0], plan.pad_lo[1], plan.pad_lo[2]}, s}, {1, 1, 1}, u.data());
   }
   const kernels::StepSplit split = prop->step_split();
   auto per_step_ms = [&](double seconds) {
