@@ -88,7 +88,8 @@ Cli parse_cli(int argc, char** argv) {
 /// rank count.
 mpi::Decomposition plan_decomposition(const app::RunPlan& plan, int ranks) {
   const auto& shape = plan.problem.grid.shape;
-  const mpi::CutLimits limits = plan.tti ? mpi::cut_limits(plan.tti_problem) : mpi::cut_limits(plan.problem);
+  const mpi::CutLimits limits =
+      plan.tti ? mpi::cut_limits(plan.tti_problem) : mpi::cut_limits(plan.problem);
   const auto& asked = plan.config.execution.decomposition;
   if (asked) {
     const auto& d = *asked;
@@ -157,8 +158,8 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
     o.kernel = config.execution.kernel;
     o.transport = config.execution.transport;
     o.local_rank = session.local_rank();
-    auto d = plan.tti ? std::make_unique<mpi::DistributedPropagator>(plan.tti_problem, decomposition,
-                                                                     session.comm(), o)
+    auto d = plan.tti ? std::make_unique<mpi::DistributedPropagator>(
+                            plan.tti_problem, decomposition, session.comm(), o)
                       : std::make_unique<mpi::DistributedPropagator>(plan.problem, decomposition,
                                                                      session.comm(), o);
     dist = d.get();

@@ -80,8 +80,8 @@ struct PhasedHaloOps {
 
 /// Fills the face and edge halos of `fields` fields through `transport`: three phases (x, y, z),
 /// each started, finished and unpacked before the next. `stream` as in HaloTransport::start.
-void exchange_by_axis(HaloTransport& transport, const physics::Index3& shape, const HaloFaces& faces,
-                      int fields, void* stream, const PhasedHaloOps& ops);
+void exchange_by_axis(HaloTransport& transport, const physics::Index3& shape,
+                      const HaloFaces& faces, int fields, void* stream, const PhasedHaloOps& ops);
 
 /// The points of a subdomain in two parts: `shell` (disjoint boxes: own points within kHaloWidth of
 /// a face with a neighbour) and `interior` (the rest). Without neighbours the interior is everything.

@@ -65,9 +65,10 @@ Index3 strided_shape(const Box3& box, const Index3& stride) {
 /// The factory of a problem type: `global` cut to the rank's box (subdomain_problem), built by
 /// `make` on the options' backend and kernel. Holds references: use it within the constructor.
 template <class Problem>
-LocalPropagatorFactory subdomain_factory(const Problem& global, const DistributedOptions& options,
-                                         std::unique_ptr<kernels::Propagator> (*make)(
-                                             const Problem&, const std::string&, const std::string&)) {
+LocalPropagatorFactory subdomain_factory(
+    const Problem& global, const DistributedOptions& options,
+    std::unique_ptr<kernels::Propagator> (*make)(const Problem&, const std::string&,
+                                                 const std::string&)) {
   return [&global, &options, make](const Box3& box, const kernels::HaloFaces& faces) {
     return make(subdomain_problem(global, box, faces), options.backend, options.kernel);
   };
@@ -100,7 +101,8 @@ DistributedPropagator::DistributedPropagator(const Index3& global_shape,
                       std::to_string(size_));
   box_ = decomposition_.box_of(rank_);
   const auto nb = decomposition_.neighbours_of(rank_);
-  for (int f = 0; f < 6; ++f) faces_.neighbour[static_cast<size_t>(f)] = nb[static_cast<size_t>(f)] >= 0;
+  for (int f = 0; f < 6; ++f)
+    faces_.neighbour[static_cast<size_t>(f)] = nb[static_cast<size_t>(f)] >= 0;
   if (options.backend == "cuda") kernels::select_gpu(options.local_rank);
   local_ = make_local(box_, faces_);
   transport_ = make_halo_transport(options.transport, options.backend, comm_, nb);

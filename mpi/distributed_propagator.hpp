@@ -33,8 +33,9 @@ class DistributedPropagator final : public kernels::Propagator {
  public:
   DistributedPropagator(const kernels::AcousticIsoProblem& global, const Decomposition& decomposition,
                         MPI_Comm comm, const DistributedOptions& options);
-  DistributedPropagator(const kernels::AcousticTtiProblem& global, const Decomposition& decomposition,
-                        MPI_Comm comm, const DistributedOptions& options);
+  DistributedPropagator(const kernels::AcousticTtiProblem& global,
+                        const Decomposition& decomposition, MPI_Comm comm,
+                        const DistributedOptions& options);
   /// Any problem on a grid of `global_shape`: `make_local` builds this rank's propagator (on the
   /// backend of `options`, whose GPU is selected before the call).
   DistributedPropagator(const physics::Index3& global_shape, const Decomposition& decomposition,

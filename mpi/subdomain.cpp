@@ -19,7 +19,8 @@ std::vector<float> cut(const std::vector<float>& v, const Index3& shape, const B
   std::vector<float> out(static_cast<size_t>(b.points()));
   for (int i = 0; i < b.n.i; ++i)
     for (int j = 0; j < b.n.j; ++j) {
-      const auto* src = &v[(static_cast<size_t>(b.lo.i + i) * shape.j + b.lo.j + j) * shape.k + b.lo.k];
+      const auto* src =
+          &v[(static_cast<size_t>(b.lo.i + i) * shape.j + b.lo.j + j) * shape.k + b.lo.k];
       std::copy(src, src + b.n.k, &out[(static_cast<size_t>(i) * b.n.j + j) * b.n.k]);
     }
   return out;
@@ -76,8 +77,9 @@ kernels::AcousticTtiProblem subdomain_problem(const kernels::AcousticTtiProblem&
   const Box3 gm = kernels::medium_box(g.grid);
   for (const auto* v : {&g.theta, &g.phi, &g.a})
     if (v->size() != static_cast<size_t>(gm.points()))
-      throw std::invalid_argument("subdomain_problem: finish_problem the global TTI problem first "
-                                  "(theta, phi, a over medium_box)");
+      throw std::invalid_argument(
+          "subdomain_problem: finish_problem the global TTI problem first "
+          "(theta, phi, a over medium_box)");
   kernels::AcousticTtiProblem p;
   cut_common(g, box, halo, p);
   p.v2dt2 = cut(g.v2dt2, g.grid.shape, box);
@@ -85,8 +87,9 @@ kernels::AcousticTtiProblem subdomain_problem(const kernels::AcousticTtiProblem&
   // The medium over the box grown by the radius, from the global medium box (which starts at
   // -radius): the neighbours' values inside the grid, the clamped ones only beyond its boundary.
   const Box3 lm = kernels::medium_box(p.grid);
-  const Box3 from{{box.lo.i + lm.lo.i - gm.lo.i, box.lo.j + lm.lo.j - gm.lo.j, box.lo.k + lm.lo.k - gm.lo.k},
-                  lm.n};
+  const Box3 from{
+      {box.lo.i + lm.lo.i - gm.lo.i, box.lo.j + lm.lo.j - gm.lo.j, box.lo.k + lm.lo.k - gm.lo.k},
+      lm.n};
   p.theta = cut(g.theta, gm.n, from);
   p.phi = cut(g.phi, gm.n, from);
   p.a = cut(g.a, gm.n, from);

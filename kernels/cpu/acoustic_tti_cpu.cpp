@@ -192,7 +192,8 @@ class CpuAcousticTti final : public Propagator {
 
   bool exchanging() const { return transport_ != nullptr && p_.halo.any(); }
 
-  /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per face.
+  /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per
+  /// face.
   void exchange_halos() {
     const View3<float> fields[2] = {view(p0_), view(q0_)};
     const Index3 n = p_.grid.shape;
@@ -200,7 +201,8 @@ class CpuAcousticTti final : public Propagator {
     ops.pack = [&](int f, std::int64_t floats) {
       halo_send_[f].resize(static_cast<size_t>(floats));
       const Box3 b = phased_send_box(n, p_.halo, f);
-      for (int c = 0; c < 2; ++c) cpu::copy_box(fields[c], b, halo_send_[f].data() + c * b.points(), true);
+      for (int c = 0; c < 2; ++c)
+        cpu::copy_box(fields[c], b, halo_send_[f].data() + c * b.points(), true);
       return halo_send_[f].data();
     };
     ops.receive_buffer = [&](int f, std::int64_t floats) {
@@ -209,7 +211,8 @@ class CpuAcousticTti final : public Propagator {
     };
     ops.unpack = [&](int f, const float* data) {
       const Box3 b = phased_recv_box(n, p_.halo, f);
-      for (int c = 0; c < 2; ++c) cpu::copy_box(fields[c], b, const_cast<float*>(data) + c * b.points(), false);
+      for (int c = 0; c < 2; ++c)
+        cpu::copy_box(fields[c], b, const_cast<float*>(data) + c * b.points(), false);
     };
     exchange_by_axis(*transport_, n, p_.halo, 2, nullptr, ops);
   }

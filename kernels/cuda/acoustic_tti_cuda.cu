@@ -3,9 +3,9 @@
 // leapfrogged inside the inner region and damped in the PML (kernels/tti_point.hpp); then source
 // injection into p, free surfaces on p and q, receivers on p or q, all on the GPU. Memory: 12 arrays per point (p, q at two levels, two auxiliary fields, (v dt)^2, b,
 // and the medium nx, ny, nz, 1 / a), halo included: 1000^3 takes 49 GB.
-// Distributed (a subdomain of mpi/subdomain.hpp): after the sources, p and q exchange their face and
-// edge halos axis by axis (kernels/halo.hpp, exchange_by_axis), packed on the GPU and staged through
-// pinned host memory for host transports; synchronous, not overlapped (correct first).
+// Distributed (a subdomain of mpi/subdomain.hpp): after the sources, p and q exchange their face
+// and edge halos axis by axis (kernels/halo.hpp, exchange_by_axis), packed on the GPU and staged
+// through pinned host memory for host transports; synchronous, not overlapped (correct first).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -254,10 +254,11 @@ class CudaAcousticTti final : public Propagator {
         }
       }
       const Box3 b = phased_send_box(n, p_.halo, f);
-      for (int c = 0; c < 2; ++c) launch_copy_box(fields[c], b, h.send.data() + c * b.points(), true, s);
+      for (int c = 0; c < 2; ++c)
+        launch_copy_box(fields[c], b, h.send.data() + c * b.points(), true, s);
       if (!staged) return h.send.data();  // complete in stream order
-      MM_CUDA_CHECK(cudaMemcpyAsync(h.send_host.data(), h.send.data(), static_cast<size_t>(floats) * 4,
-                                    cudaMemcpyDeviceToHost, s));
+      MM_CUDA_CHECK(cudaMemcpyAsync(h.send_host.data(), h.send.data(),
+                                    static_cast<size_t>(floats) * 4, cudaMemcpyDeviceToHost, s));
       MM_CUDA_CHECK(cudaStreamSynchronize(s));  // host transports read it at once
       return h.send_host.data();
     };
@@ -271,7 +272,8 @@ class CudaAcousticTti final : public Propagator {
       if (staged)
         MM_CUDA_CHECK(cudaMemcpyAsync(h.recv.data(), data, static_cast<size_t>(2 * b.points()) * 4,
                                       cudaMemcpyHostToDevice, s));
-      for (int c = 0; c < 2; ++c) launch_copy_box(fields[c], b, h.recv.data() + c * b.points(), false, s);
+      for (int c = 0; c < 2; ++c)
+        launch_copy_box(fields[c], b, h.recv.data() + c * b.points(), false, s);
     };
     exchange_by_axis(*transport_, n, p_.halo, 2, s, ops);
   }

@@ -41,7 +41,8 @@ TEST(PhasedHalo, SendAndReceiveBoxesOfAFaceHaveOneShape) {
     const int axis = f / 2;
     EXPECT_EQ(s.n[axis], kernels::kHaloWidth);
     for (int a = 0; a < 3; ++a)  // the earlier axes' halos on the sides with a neighbour, no more
-      if (a != axis) EXPECT_EQ(s.n[a], a < axis ? kernels::halo_span(n, faces).n[a] : n[a]) << f << " " << a;
+      if (a != axis)
+        EXPECT_EQ(s.n[a], a < axis ? kernels::halo_span(n, faces).n[a] : n[a]) << f << " " << a;
   }
 }
 

@@ -59,16 +59,18 @@ std::vector<float> read_dataset(const fs::path& file, const char* name) {
 
 TEST(TtiMpirun, TwoRanksWriteTheSameSeismogramsAndFinalFieldAsOne) {
   if (run("command -v " MINIMOD_MPIEXEC " >/dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun";
-  const fs::path dir = fs::temp_directory_path() / ("minimod_tti_mpirun_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("minimod_tti_mpirun_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  {
-    std::ofstream(dir / "tti.yaml") << kSurvey;
-  }
-  const std::string env = "OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-                          "OMPI_MCA_rmaps_base_oversubscribe=1 ";
-  auto minimod = [&](const std::string& launcher, const std::string& out, const std::string& extra) {
-    return run("cd " + dir.string() + " && " + env + launcher + " " MINIMOD_BINARY " --quiet --config tti.yaml" +
-               " --set output.file=" + out + extra + " >" + out + ".log 2>&1");
+  { std::ofstream(dir / "tti.yaml") << kSurvey; }
+  const std::string env =
+      "OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+      "OMPI_MCA_rmaps_base_oversubscribe=1 ";
+  auto minimod = [&](const std::string& launcher, const std::string& out,
+                     const std::string& extra) {
+    return run("cd " + dir.string() + " && " + env + launcher +
+               " " MINIMOD_BINARY " --quiet --config tti.yaml" + " --set output.file=" + out +
+               extra + " >" + out + ".log 2>&1");
   };
   ASSERT_EQ(minimod("", "one.h5", ""), 0) << "see " << dir / "one.h5.log";
   const auto ref_traces = read_dataset(dir / "one.h5", "/seismograms/q");
@@ -83,12 +85,15 @@ TEST(TtiMpirun, TwoRanksWriteTheSameSeismogramsAndFinalFieldAsOne) {
   EXPECT_GT(peak, 0.0f) << "q is zero at the end";
   for (const char* dims : {"[2,1,1]", "[1,1,2]"}) {
     const std::string out = std::string("two_") + dims[1] + dims[5] + ".h5";
-    ASSERT_EQ(minimod(MINIMOD_MPIEXEC " -n 2", out, std::string(" --set 'execution.decomposition=") + dims + "'"), 0)
+    ASSERT_EQ(minimod(MINIMOD_MPIEXEC " -n 2", out,
+                      std::string(" --set 'execution.decomposition=") + dims + "'"),
+              0)
         << dims << ": see " << dir / (out + ".log");
     std::ifstream log(dir / (out + ".log"));
     const std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
-    EXPECT_NE(text.find(std::string("ranks=2 decomposition=") + dims[1] + "x" + dims[3] + "x" + dims[5]),
-              std::string::npos)
+    EXPECT_NE(
+        text.find(std::string("ranks=2 decomposition=") + dims[1] + "x" + dims[3] + "x" + dims[5]),
+        std::string::npos)
         << text;
     EXPECT_EQ(read_dataset(dir / out, "/seismograms/q"), ref_traces) << dims;
     EXPECT_EQ(read_dataset(dir / out, "/final/q"), ref_final) << dims;

@@ -71,8 +71,8 @@ TEST_P(Distributed, EveryDecompositionEqualsTheOneRankRun) {
     const auto got = testing::run_from_random_state(p, shape, seed, kSpec);
     if (world_rank() != 0) continue;
     // CUDA locates the maximum only for a blown-up field (it is not needed otherwise).
-    testing::expect_same_outcome(ref, got, kFields, tol, d.dims_string() + " (" + p.transport() + ")",
-                                 backend == "cpu");
+    testing::expect_same_outcome(ref, got, kFields, tol,
+                                 d.dims_string() + " (" + p.transport() + ")", backend == "cpu");
   }
 }
 

@@ -43,7 +43,8 @@ inline std::vector<std::array<int, 3>> factorisations(int ranks) {
 }
 
 /// `count` points of `per` nodes each at random grid positions, random weights.
-inline std::vector<kernels::NodeWeight> random_nodes(std::mt19937& rng, Index3 n, int count, int per) {
+inline std::vector<kernels::NodeWeight> random_nodes(std::mt19937& rng, Index3 n, int count,
+                                                     int per) {
   std::vector<kernels::NodeWeight> v;
   std::uniform_real_distribution<float> w(-1, 1);
   for (int p = 0; p < count; ++p)
@@ -75,7 +76,8 @@ struct RunSpec {
 
 /// spec.steps steps from random u (p) and u_prev (p_prev) with one random multi-node source and 23
 /// receivers, then the fields and the strided snapshot (rank 0 only in a distributed run).
-inline Outcome run_from_random_state(kernels::Propagator& p, Index3 n, unsigned seed, const RunSpec& spec) {
+inline Outcome run_from_random_state(kernels::Propagator& p, Index3 n, unsigned seed,
+                                     const RunSpec& spec) {
   std::mt19937 rng(seed);
   const std::int64_t points = static_cast<std::int64_t>(n.i) * n.j * n.k;
   const auto src = random_nodes(rng, n, 1, 8);
@@ -92,8 +94,8 @@ inline Outcome run_from_random_state(kernels::Propagator& p, Index3 n, unsigned 
   }
   const Box3& b = spec.snapshot_box;
   const Index3& st = spec.snapshot_stride;
-  const std::int64_t sn = static_cast<std::int64_t>((b.n.i + st.i - 1) / st.i) * ((b.n.j + st.j - 1) / st.j) *
-                          ((b.n.k + st.k - 1) / st.k);
+  const std::int64_t sn = static_cast<std::int64_t>((b.n.i + st.i - 1) / st.i) *
+                          ((b.n.j + st.j - 1) / st.j) * ((b.n.k + st.k - 1) / st.k);
   o.snapshot.resize(root ? static_cast<size_t>(sn) : 0);
   p.read_field(spec.snapshot_field, b, st, o.snapshot.data());
   o.health = p.health();
@@ -111,8 +113,9 @@ inline double worst(const std::vector<float>& a, const std::vector<float>& b) {
 }
 
 /// Rank 0: `got` equals `ref` within `tol` (relative to each quantity's maximum; 0 = bitwise).
-inline void expect_same_outcome(const Outcome& ref, const Outcome& got, const std::vector<std::string>& fields,
-                                double tol, const std::string& what, bool check_where) {
+inline void expect_same_outcome(const Outcome& ref, const Outcome& got,
+                                const std::vector<std::string>& fields, double tol,
+                                const std::string& what, bool check_where) {
   ASSERT_EQ(got.traces.size(), ref.traces.size()) << what;
   EXPECT_LE(worst(ref.traces, got.traces), tol) << what << ": receiver traces";
   for (size_t f = 0; f < fields.size(); ++f)

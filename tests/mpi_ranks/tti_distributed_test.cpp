@@ -1,10 +1,10 @@
 // Distributed acoustic TTI equals the one-rank run (DESIGN.md §5, §7): under mpirun with 1, 2 or 4
 // ranks, every factorisation of the rank count, on a random anisotropic model (tilt over the whole
-// 0..180 degrees, so above 90 too, any azimuth, eps >= delta, isotropic points mixed in so the PML's
-// auxiliary branch runs), Minimod's damping on some faces, a free surface on one, random initial p:
-// traces, final p, p_prev, q, q_prev (at every point), a strided snapshot and the health check.
-// Bitwise: every point's update is the same shared function (kernels/tti_point.hpp) with the same
-// summation order on any rank, so only wrong halos (faces or edges) or medium could differ.
+// 0..180 degrees, so above 90 too, any azimuth, eps >= delta, isotropic points mixed in so the
+// PML's auxiliary branch runs), Minimod's damping on some faces, a free surface on one, random
+// initial p: traces, final p, p_prev, q, q_prev (at every point), a strided snapshot and the health
+// check. Bitwise: every point's update is the same shared function (kernels/tti_point.hpp) with the
+// same summation order on any rank, so only wrong halos (faces or edges) or medium could differ.
 // Backend and kernel from MINIMOD_TEST_BACKEND / _KERNEL (default cpu; cuda: gmem, bitwise too).
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -43,7 +43,8 @@ kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, kernels::Face fr
   (free_face % 2 == 0 ? p.pml.lo : p.pml.hi)[static_cast<size_t>(axis)] = 0;
   p.free_surface[free_face] = true;
   const double eps_max = 0.3, delta_min = -0.1, v_max = 3500;
-  const double dt = 0.5 * physics::tti_critical_dt(v_max, p.grid.spacing, eps_max, delta_min, eps_max);
+  const double dt =
+      0.5 * physics::tti_critical_dt(v_max, p.grid.spacing, eps_max, delta_min, eps_max);
   pml::ProfileParams pp;
   pp.dt = dt;
   pp.velocity = v_max * std::sqrt(1 + 2 * eps_max);
@@ -57,7 +58,7 @@ kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, kernels::Face fr
     p.v2dt2.push_back(vdt * vdt);
     p.a.push_back(static_cast<float>(1 + 2 * delta));
     p.b.push_back(static_cast<float>(2 * (eps - delta)));
-    p.theta.push_back(static_cast<float>(kPi * u(rng)));         // 0 .. 180 degrees
+    p.theta.push_back(static_cast<float>(kPi * u(rng)));          // 0 .. 180 degrees
     p.phi.push_back(static_cast<float>(2 * kPi * u(rng) - kPi));  // -180 .. 180 degrees
   }
   p.record_q = seed % 2 == 1;
@@ -71,7 +72,8 @@ class TtiDistributed : public ::testing::TestWithParam<kernels::Face> {};
 
 TEST_P(TtiDistributed, EveryDecompositionEqualsTheOneRankRun) {
   const std::string backend = testing::env_or("MINIMOD_TEST_BACKEND", "cpu");
-  const std::string kernel = backend == "cpu" ? "reference" : testing::env_or("MINIMOD_TEST_KERNEL", "gmem");
+  const std::string kernel =
+      backend == "cpu" ? "reference" : testing::env_or("MINIMOD_TEST_KERNEL", "gmem");
   if (backend == "cuda" && kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   // Every point takes the same family on any rank (the regions are the global ones clipped), so
   // all families should be bitwise; a family whose sum order depends on a point's place in its
@@ -96,15 +98,15 @@ TEST_P(TtiDistributed, EveryDecompositionEqualsTheOneRankRun) {
     o.backend = backend;
     o.kernel = kernel;
     o.local_rank = world_rank();
-    o.transport = testing::env_or("MINIMOD_TEST_TRANSPORT",
-                                  backend == "cuda" && kernels::cuda_device_count() < testing::world_size()
-                                      ? "host"
-                                      : "auto");
+    o.transport = testing::env_or(
+        "MINIMOD_TEST_TRANSPORT",
+        backend == "cuda" && kernels::cuda_device_count() < testing::world_size() ? "host"
+                                                                                  : "auto");
     mpi::DistributedPropagator p(problem, d, MPI_COMM_WORLD, o);
     const auto got = testing::run_from_random_state(p, shape, seed, spec);
     if (world_rank() != 0) continue;
-    testing::expect_same_outcome(ref, got, kFields, tol, d.dims_string() + " (" + p.transport() + ")",
-                                 backend == "cpu");
+    testing::expect_same_outcome(ref, got, kFields, tol,
+                                 d.dims_string() + " (" + p.transport() + ")", backend == "cpu");
   }
 }
 
@@ -130,7 +132,8 @@ TEST(TtiSubdomain, HaloMediumIsTheNeighboursNotTheEdgeExtension) {
   for (int i = sm.lo.i; i < sm.hi().i; ++i)
     for (int j = sm.lo.j; j < sm.hi().j; ++j)
       for (int k = sm.lo.k; k < sm.hi().k; ++k)
-        ASSERT_EQ(at(s.theta, sm, i, j, k), at(g.theta, gm, i + box.lo.i, j, k)) << i << " " << j << " " << k;
+        ASSERT_EQ(at(s.theta, sm, i, j, k), at(g.theta, gm, i + box.lo.i, j, k))
+            << i << " " << j << " " << k;
   EXPECT_NE(at(s.theta, sm, -1, 3, 3), at(s.theta, sm, 0, 3, 3));  // not an edge copy
 }
 
