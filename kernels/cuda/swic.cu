@@ -190,7 +190,9 @@ cudaFuncAttributes attributes(const Tile& t) {
 // are added plane by plane), so results differ from the CPU reference by fp32 rounding.
 
 struct TtiOwn {
-  float s, p, cp[3], ca[3];  // p + q, p, C_perp and C_axis pair sums for xx, xy, xz
+  float s, p, cp[3], inv_a;  // p + q, p, C_perp pair sums for xx, xy, xz, 1 / a
+  /// C_axis pair sum of component u (xx, xy, xz): n n^T / a = (2 delta_u - cp) / a.
+  __device__ __forceinline__ float ca(int u) const { return ((u == 0 ? 2.0f : 0.0f) - cp[u]) * inv_a; }
 };
 struct TtiAcc {
   float perp, axis;
@@ -214,9 +216,9 @@ __device__ __forceinline__ void add_pair(TtiAcc& acc, float s0, float p0, float 
   acc.perp = fmaf(sg * (cp - nn), n.s - s0, acc.perp);
   acc.axis = fmaf(sg * fmaf(nn, n.m.inv_a, ca), n.p - p0, acc.axis);
 }
-__device__ __forceinline__ void add_pair(TtiAcc& acc, const TtiOwn& o, int u, int t, const TtiNeighbour& n,
-                                         float sg) {
-  add_pair(acc, o.s, o.p, o.cp[u], o.ca[u], t, n, sg);
+__device__ __forceinline__ void add_pair(TtiAcc& acc, const TtiOwn& o, int u, float ca, int t,
+                                         const TtiNeighbour& n, float sg) {
+  add_pair(acc, o.s, o.p, o.cp[u], ca, t, n, sg);
 }
 /// acc += w * group.
 __device__ __forceinline__ void add_group(TtiAcc& acc, float w, const TtiAcc& group) {
@@ -230,11 +232,8 @@ __device__ __forceinline__ TtiOwn own_point(const physics::TtiMediumPoint& m, fl
   w.p = p;
   const int comps[3] = {physics::kXX, physics::kXY, physics::kXZ};
 #pragma unroll
-  for (int u = 0; u < 3; ++u) {
-    const float nn = physics::nn_component(m, comps[u]);
-    w.cp[u] = (u == 0 ? 2.0f : 0.0f) - nn;
-    w.ca[u] = nn * m.inv_a;
-  }
+  for (int u = 0; u < 3; ++u) w.cp[u] = (u == 0 ? 2.0f : 0.0f) - physics::nn_component(m, comps[u]);
+  w.inv_a = m.inv_a;
   return w;
 }
 
@@ -247,7 +246,7 @@ struct TtiPlane {
 /// Blocks per SM the register budget is set for: 128-thread tiles keep their ~180 registers at 3
 /// blocks, 256-thread tiles spill a little at 128.
 template <int TX, int TY>
-constexpr int kTtiMinBlocks = TX * TY <= 128 ? 3 : 2;
+constexpr int kTtiMinBlocks = TX == 16 ? 4 : (TX * TY <= 128 ? 3 : 2);
 
 template <int TX, int TY>
 __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>) swic_tti(TtiStepArgs g, physics::Box3 region,
@@ -302,6 +301,21 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>) swic_tti(TtiSte
       W[2 * R] = own_point(m, next.p, next.q);
     }
     next = load_own(c + R + 1);
+    // What the update of output c - 4 reads besides its sums, loaded now so that the loads
+    // travel while this plane is computed.
+    const int o = c - R;
+    const bool out = writes && o >= i_begin && o < i_end;
+    const std::int64_t off = g.p.offset(o, j, k);
+    float v2 = 0, bo = 0, inv_a = 1, p_now = 0, q_now = 0, p_old = 0, q_old = 0;
+    if (out) {
+      v2 = __ldg(g.v2dt2.origin + off);
+      bo = __ldg(g.b.origin + off);
+      inv_a = __ldg(g.inv_a.origin + off);
+      p_now = __ldg(g.p.origin + off);
+      q_now = __ldg(g.q.origin + off);
+      p_old = g.p_next.origin[off];
+      q_old = g.q_next.origin[off];
+    }
     __pipeline_wait_prior(0);
     __syncthreads();  // plane c has landed; everyone is done with plane c - 1
     if (c + 1 < i_end + R) stage_plane(c + 1);
@@ -343,36 +357,43 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>) swic_tti(TtiSte
       TtiAcc& back = A[R - m];
       const TtiOwn& wb = W[R - m];
       g = {0, 0};
-      add_pair(g, wb, 0, physics::kXX, ctr, 1.0f);
+      add_pair(g, wb, 0, wb.ca(0), physics::kXX, ctr, 1.0f);
       add_group(back, wx, g);
       g = {0, 0};
-      add_pair(g, wb, 1, physics::kXY, jp, 1.0f);
-      add_pair(g, wb, 1, physics::kXY, jm, -1.0f);
+      const float cab = wb.ca(1);
+      add_pair(g, wb, 1, cab, physics::kXY, jp, 1.0f);
+      add_pair(g, wb, 1, cab, physics::kXY, jm, -1.0f);
       add_group(back, wxy, g);
       g = {0, 0};
-      add_pair(g, wb, 2, physics::kXZ, kp, 1.0f);
-      add_pair(g, wb, 2, physics::kXZ, km, -1.0f);
+      const float cab2 = wb.ca(2);
+      add_pair(g, wb, 2, cab2, physics::kXZ, kp, 1.0f);
+      add_pair(g, wb, 2, cab2, physics::kXZ, km, -1.0f);
       add_group(back, wxz, g);
       TtiAcc& fwd = A[R + m];
       const TtiOwn& wf = W[R + m];
       g = {0, 0};
-      add_pair(g, wf, 0, physics::kXX, ctr, 1.0f);
+      add_pair(g, wf, 0, wf.ca(0), physics::kXX, ctr, 1.0f);
       add_group(fwd, wx, g);
       g = {0, 0};
-      add_pair(g, wf, 1, physics::kXY, jp, -1.0f);
-      add_pair(g, wf, 1, physics::kXY, jm, 1.0f);
+      const float caf = wf.ca(1);
+      add_pair(g, wf, 1, caf, physics::kXY, jp, -1.0f);
+      add_pair(g, wf, 1, caf, physics::kXY, jm, 1.0f);
       add_group(fwd, wxy, g);
       g = {0, 0};
-      add_pair(g, wf, 2, physics::kXZ, kp, -1.0f);
-      add_pair(g, wf, 2, physics::kXZ, km, 1.0f);
+      const float caf2 = wf.ca(2);
+      add_pair(g, wf, 2, caf2, physics::kXZ, kp, -1.0f);
+      add_pair(g, wf, 2, caf2, physics::kXZ, km, 1.0f);
       add_group(fwd, wxz, g);
     }
-    const int o = c - R;  // complete
-    if (writes && o >= i_begin && o < i_end) {
-      const std::int64_t off = g.p.offset(o, j, k);
-      const float a = 1.0f / __ldg(g.inv_a.origin + off);
+    if (out) {  // output c - 4 is complete
       const float perp = 0.5f * A[0].perp, axis = 0.5f * A[0].axis;
-      tti_update_from_rhs(g, o, j, k, off, {a * (perp + axis), __ldg(g.b.origin + off) * perp});
+      const physics::TtiRhs r{(1.0f / inv_a) * (perp + axis), bo * perp};
+      if (g.inner.contains(o, j, k)) {
+        g.p_next.origin[off] = physics::leapfrog(p_old, p_now, v2, r.p);
+        g.q_next.origin[off] = physics::leapfrog(q_old, q_now, v2, r.q);
+      } else {
+        tti_update_from_rhs(g, o, j, k, off, r);
+      }
     }
 #pragma unroll
     for (int d = 0; d < 2 * R; ++d) {
