@@ -64,6 +64,9 @@ class CudaAcousticTti final : public Propagator {
       if (!r.is_pml) inner_ = r.box;
     scratch_ = DeviceBuffer<unsigned>(2, "health scratch");
     for (auto* v : {&p_.v2dt2, &p_.a, &p_.b, &p_.theta, &p_.phi}) std::vector<float>().swap(*v);
+    // The memsets and copies above ran on the legacy stream, which stream_ (non-blocking) does
+    // not wait for.
+    MM_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   std::string backend() const override { return "cuda"; }

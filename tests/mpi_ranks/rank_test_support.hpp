@@ -112,6 +112,15 @@ inline double worst(const std::vector<float>& a, const std::vector<float>& b) {
   return d == 0 ? 0 : d / m;
 }
 
+/// "n of N differ, first at flat index f": where two arrays part (for failure messages).
+inline std::string where_differ(const std::vector<float>& a, const std::vector<float>& b) {
+  size_t count = 0, first = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (!(a[i] == b[i]) && count++ == 0) first = i;
+  return std::to_string(count) + " of " + std::to_string(a.size()) + " differ, first at flat index " +
+         std::to_string(first);
+}
+
 /// Rank 0: `got` equals `ref` within `tol` (relative to each quantity's maximum; 0 = bitwise).
 inline void expect_same_outcome(const Outcome& ref, const Outcome& got,
                                 const std::vector<std::string>& fields, double tol,
@@ -119,7 +128,8 @@ inline void expect_same_outcome(const Outcome& ref, const Outcome& got,
   ASSERT_EQ(got.traces.size(), ref.traces.size()) << what;
   EXPECT_LE(worst(ref.traces, got.traces), tol) << what << ": receiver traces";
   for (size_t f = 0; f < fields.size(); ++f)
-    EXPECT_LE(worst(ref.fields[f], got.fields[f]), tol) << what << ": final " << fields[f];
+    EXPECT_LE(worst(ref.fields[f], got.fields[f]), tol) << what << ": final " << fields[f] << " ("
+                                                        << where_differ(ref.fields[f], got.fields[f]) << ")";
   EXPECT_LE(worst(ref.snapshot, got.snapshot), tol) << what << ": strided snapshot";
   EXPECT_EQ(got.health.finite, ref.health.finite) << what;
   EXPECT_EQ(got.health.max_abs, ref.health.max_abs) << what;

@@ -83,7 +83,8 @@ TEST_P(TtiDistributed, EveryDecompositionEqualsTheOneRankRun) {
   const Index3 shape{26, 22, 25};
   const unsigned seed = 4321u + static_cast<unsigned>(GetParam());
   const auto problem = random_tti(seed, shape, GetParam());
-  const testing::RunSpec spec{12, kFields, problem.record_q ? "q" : "p", {{1, 2, 0}, {23, 19, 25}}};
+  const int steps = std::stoi(testing::env_or("MINIMOD_TEST_STEPS", "12"));  // 1: debugging a failure
+  const testing::RunSpec spec{steps, kFields, problem.record_q ? "q" : "p", {{1, 2, 0}, {23, 19, 25}}};
   testing::Outcome ref;
   if (world_rank() == 0) {
     if (backend == "cuda") kernels::select_gpu(0);
