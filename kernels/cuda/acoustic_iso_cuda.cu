@@ -561,59 +561,18 @@ std::int64_t cuda_memory_plan(const AcousticIsoProblem& problem, int receivers) 
   return bytes;
 }
 
-namespace {
-
-float zero_amplitude(int, const void*) { return 0.0f; }
-
-/// `kernel: auto`: one propagator (one allocation), its inner family switched through every
-/// candidate on non-zero data by the tuner (or taken from the cache), then reset to rest.
-std::unique_ptr<Propagator> make_auto(const AcousticIsoProblem& problem) {
-  const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_iso);
-  auto prop = std::make_unique<CudaAcousticIso>(problem, start, start.tunables.front());
-  const auto& w = problem.pml;
-  std::string pml = problem.pml_kind == pml::PmlKind::cpml ? "cpml" : "minimod";
-  for (int a = 0; a < 3; ++a) pml += (a == 0 ? " " : ",") + std::to_string(w.lo[static_cast<size_t>(a)]);
-  for (int a = 0; a < 3; ++a) pml += (a == 0 ? "/" : ",") + std::to_string(w.hi[static_cast<size_t>(a)]);
-  const std::string key = autotune_key(device_name(), problem.grid.shape, pml);
-  bool dirty = false;
-  const TimeCandidate time = [&](const KernelFamily& f, const Tile& t, int steps) {
-    if (!dirty) {
-      prop->fill_for_tuning();
-      dirty = true;
-    }
-    prop->set_inner_kernel(f, t);
-    try {
-      return prop->timed_steps(0, steps, {}, &zero_amplitude, nullptr);
-    } catch (const Error& e) {
-      prop->settle_after_failed_step();
-      throw CandidateFailed(e.what());
-    }
-  };
-  const TuneOutcome outcome =
-      autotune(PropagatorKind::acoustic_iso, key, autotune_cache_path(), problem.grid.points(), time);
-  if (dirty) prop->reset_state();
-  prop->set_inner_kernel(find_family(outcome.best().family, PropagatorKind::acoustic_iso),
-                         outcome.best().tile);
-  return prop;
-}
-
-}  // namespace
-
 std::unique_ptr<Propagator> make_cuda_acoustic_iso(const AcousticIsoProblem& problem,
                                                    const std::string& kernel) {
-  if (kernel == "auto") return make_auto(problem);
-  // "family" or "family:XxYxZ" (a tile shape; the family's default otherwise).
-  const std::string& spec = kernel;
-  const auto colon = spec.find(':');
-  const KernelFamily& family = find_family(spec.substr(0, colon), PropagatorKind::acoustic_iso);
-  Tile tile = family.tunables.front();
-  if (colon != std::string::npos) {
-    if (std::sscanf(spec.c_str() + colon + 1, "%dx%dx%d", &tile.x, &tile.y, &tile.z) != 3 ||
-        tile.x < 1 || tile.y < 1 || tile.z < 1)
-      throw ConfigError("config error: execution.kernel: bad tile in '" + kernel +
-                        "' (expected family:XxYxZ)");  // each family's launch checks its shapes
+  if (kernel == "auto") {
+    const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_iso);
+    auto prop = std::make_unique<CudaAcousticIso>(problem, start, start.tunables.front());
+    tune_in_place(*prop, PropagatorKind::acoustic_iso, problem.grid.shape,
+                  layer_key(problem.pml_kind == pml::PmlKind::cpml ? "cpml" : "minimod", problem.pml.lo,
+                            problem.pml.hi));
+    return prop;
   }
-  return std::make_unique<CudaAcousticIso>(problem, family, tile);
+  const auto [family, tile] = parse_kernel(kernel, PropagatorKind::acoustic_iso);
+  return std::make_unique<CudaAcousticIso>(problem, *family, tile);
 }
 
 }  // namespace minimod::kernels::cuda

@@ -312,50 +312,18 @@ class CudaAcousticTti final : public Propagator {
   HaloBuffers halo_[6];
 };
 
-float zero_amplitude(int, const void*) { return 0.0f; }
-
-/// `kernel: auto`: one propagator, its inner family switched through every TTI candidate on
-/// non-zero fields by the tuner (or taken from the cache), then reset to rest.
-std::unique_ptr<Propagator> make_auto(const AcousticTtiProblem& problem) {
-  const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_tti);
-  auto prop = std::make_unique<CudaAcousticTti>(problem, start, start.tti_tunables.front());
-  std::string pml = "acoustic_tti minimod";
-  for (int a = 0; a < 3; ++a) pml += (a == 0 ? " " : ",") + std::to_string(problem.pml.lo[static_cast<size_t>(a)]);
-  for (int a = 0; a < 3; ++a) pml += (a == 0 ? "/" : ",") + std::to_string(problem.pml.hi[static_cast<size_t>(a)]);
-  const std::string key = autotune_key(device_name(), problem.grid.shape, pml);
-  bool dirty = false;
-  const TimeCandidate time = [&](const KernelFamily& f, const Tile& t, int steps) {
-    if (!dirty) {
-      prop->fill_for_tuning();
-      dirty = true;
-    }
-    prop->set_inner_kernel(f, t);
-    try {
-      return prop->timed_steps(0, steps, {}, &zero_amplitude, nullptr);
-    } catch (const Error& e) {
-      prop->settle_after_failed_step();
-      throw CandidateFailed(e.what());
-    }
-  };
-  const TuneOutcome outcome =
-      autotune(PropagatorKind::acoustic_tti, key, autotune_cache_path(), problem.grid.points(), time);
-  if (dirty) prop->reset_state();
-  prop->set_inner_kernel(find_family(outcome.best().family, PropagatorKind::acoustic_tti), outcome.best().tile);
-  return prop;
-}
-
 }  // namespace
 
 std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& problem, const std::string& kernel) {
-  if (kernel == "auto") return make_auto(problem);
-  const auto colon = kernel.find(':');
-  const KernelFamily& family = find_family(kernel.substr(0, colon), PropagatorKind::acoustic_tti);
-  Tile tile = family.tti_tunables.front();
-  if (colon != std::string::npos &&
-      (std::sscanf(kernel.c_str() + colon + 1, "%dx%dx%d", &tile.x, &tile.y, &tile.z) != 3 || tile.x < 1 ||
-       tile.y < 1 || tile.z < 1))
-    throw ConfigError("config error: execution.kernel: bad tile in '" + kernel + "' (expected family:XxYxZ)");
-  return std::make_unique<CudaAcousticTti>(problem, family, tile);
+  if (kernel == "auto") {
+    const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_tti);
+    auto prop = std::make_unique<CudaAcousticTti>(problem, start, start.tti_tunables.front());
+    tune_in_place(*prop, PropagatorKind::acoustic_tti, problem.grid.shape,
+                  layer_key("acoustic_tti minimod", problem.pml.lo, problem.pml.hi));
+    return prop;
+  }
+  const auto [family, tile] = parse_kernel(kernel, PropagatorKind::acoustic_tti);
+  return std::make_unique<CudaAcousticTti>(problem, *family, tile);
 }
 
 }  // namespace cuda

@@ -107,6 +107,13 @@ std::string describe(const TuneResult& r) { return r.family + " " + tile_string(
 
 }  // namespace
 
+std::string layer_key(const std::string& kind, const std::array<int, 3>& lo, const std::array<int, 3>& hi) {
+  std::string s = kind;
+  for (int a = 0; a < 3; ++a) s += (a == 0 ? " " : ",") + std::to_string(lo[static_cast<size_t>(a)]);
+  for (int a = 0; a < 3; ++a) s += (a == 0 ? "/" : ",") + std::to_string(hi[static_cast<size_t>(a)]);
+  return s;
+}
+
 std::string tile_string(const Tile& t) {
   return std::to_string(t.x) + "x" + std::to_string(t.y) + "x" + std::to_string(t.z);
 }

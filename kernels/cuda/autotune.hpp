@@ -3,12 +3,14 @@
 // per GPU model and shape in a small TSV file. The propagator supplies the timing (a callback), so
 // this file knows nothing of fields or streams.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "physics/box3.hpp"
 #include "physics/error.hpp"
@@ -68,5 +70,35 @@ TuneOutcome last_tuning();
 
 /// "64x8x64"
 std::string tile_string(const Tile& t);
+
+/// The layer part of a cache key: "<kind> lo,lo,lo/hi,hi,hi".
+std::string layer_key(const std::string& kind, const std::array<int, 3>& lo, const std::array<int, 3>& hi);
+
+/// `kernel: auto` on one propagator (one allocation) that can switch its inner family
+/// (set_inner_kernel), fill its fields with non-zero data (fill_for_tuning), time steps, settle
+/// after a refused launch and return to rest (reset_state): every candidate timed on this grid (or
+/// the cached choice), then `prop` left at rest with the winner.
+template <class P>
+void tune_in_place(P& prop, PropagatorKind kind, const physics::Index3& shape, const std::string& layer) {
+  const std::string key = autotune_key(device_name(), shape, layer);
+  bool dirty = false;
+  const TimeCandidate time = [&](const KernelFamily& f, const Tile& t, int steps) {
+    if (!dirty) {
+      prop.fill_for_tuning();
+      dirty = true;
+    }
+    prop.set_inner_kernel(f, t);
+    try {
+      return prop.timed_steps(0, steps, {}, +[](int, const void*) { return 0.0f; }, nullptr);
+    } catch (const Error& e) {
+      prop.settle_after_failed_step();
+      throw CandidateFailed(e.what());
+    }
+  };
+  const std::int64_t points = static_cast<std::int64_t>(shape.i) * shape.j * shape.k;
+  const TuneOutcome outcome = autotune(kind, key, autotune_cache_path(), points, time);
+  if (dirty) prop.reset_state();
+  prop.set_inner_kernel(find_family(outcome.best().family, kind), outcome.best().tile);
+}
 
 }  // namespace minimod::kernels::cuda

@@ -40,6 +40,17 @@ const KernelFamily& find_family(const std::string& name, PropagatorKind p) {
                     "' for this propagator; available: auto, " + able);
 }
 
+std::pair<const KernelFamily*, Tile> parse_kernel(const std::string& spec, PropagatorKind p) {
+  const auto colon = spec.find(':');
+  const KernelFamily& family = find_family(spec.substr(0, colon), p);
+  Tile tile = tunables(family, p).front();
+  if (colon != std::string::npos &&
+      (std::sscanf(spec.c_str() + colon + 1, "%dx%dx%d", &tile.x, &tile.y, &tile.z) != 3 || tile.x < 1 ||
+       tile.y < 1 || tile.z < 1))
+    throw ConfigError("config error: execution.kernel: bad tile in '" + spec + "' (expected family:XxYxZ)");
+  return {&family, tile};
+}
+
 std::vector<std::string> list_families() {
   std::vector<std::string> out;
   for (const auto& f : registry()) {

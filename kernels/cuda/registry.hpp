@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/tti_point.hpp"
@@ -71,6 +72,10 @@ bool register_family(KernelFamily family);
 const std::vector<KernelFamily>& families();
 /// The family of that name that implements the propagator; ConfigError listing those that do.
 const KernelFamily& find_family(const std::string& name, PropagatorKind propagator);
+
+/// "family" or "family:XxYxZ" of that propagator: the family and the tile (its default without
+/// one). ConfigError for an unknown family or a malformed tile; each launch checks its shapes.
+std::pair<const KernelFamily*, Tile> parse_kernel(const std::string& spec, PropagatorKind propagator);
 
 inline unsigned ceil_div(int a, int b) { return static_cast<unsigned>((a + b - 1) / b); }
 
