@@ -329,10 +329,11 @@ class CudaAcousticIso final : public Propagator {
   }
 
   /// u_next on the points of `part`: the inner region's share with `family` on `inner_stream`, the
-  /// PML slabs' shares on `pml_stream`.
+  /// PML slabs' shares on `pml_stream` (Minimod's PML: all slabs in one launch).
   void update_part(const Box3& part, const KernelFamily& family, PmlStepArgs pa,
                    cudaStream_t inner_stream, cudaStream_t pml_stream, const Tile* tile = nullptr) const {
     const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
+    std::vector<Box3> pml_boxes;
     for (const auto& r : regions_) {
       const Box3 b = physics::intersect(r.box, part);
       if (b.empty()) continue;
@@ -340,16 +341,15 @@ class CudaAcousticIso final : public Propagator {
         family.launch(IsoStepArgs{b, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family),
                       inner_stream);
         MM_CUDA_CHECK_LAUNCH(family.name.c_str());
-      } else {
+      } else if (cpml()) {
         pa.region = b;
-        if (cpml()) {
-          launch_cpml(pa, pml_stream);
-        } else {
-          launch_pml(pa, pml_stream);
-        }
-        MM_CUDA_CHECK_LAUNCH("pml");
+        launch_cpml(pa, pml_stream);
+        MM_CUDA_CHECK_LAUNCH("cpml");
+      } else {
+        pml_boxes.push_back(b);
       }
     }
+    if (!pml_boxes.empty()) launch_pml(pa, pml_boxes, pml_stream);
   }
 
   const Tile& tile_for(const KernelFamily& family) const {

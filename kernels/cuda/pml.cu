@@ -1,14 +1,178 @@
-// PML regions on the GPU: one thread per point, eta rebuilt from the 1D profiles (3 tiny arrays
-// that stay in cache), so a PML point reads u (stencil), u_prev, v2dt2 and aux: 24 B + writes.
+// PML regions on the GPU. Minimod's damped update (pml/pml_update.hpp) streams along i: a block
+// covers a (k, j) tile of one slab and walks through a chunk of i planes, as the `streaming`
+// family does (Micikevicius 2009; notes/sai2020-digest.md §3.5): u(i-4 .. i+4) of the thread's
+// column in a register queue, the u plane with its j/k halo in shared memory, u_prev, v2dt2 and
+// aux prefetched one plane ahead; eta_y, eta_z (and their differences) are read once per thread,
+// eta_x once per plane. So a PML point moves its 24 B (u, u_prev, v2dt2, aux read; u_next, aux
+// written) plus the chunks' overlap, and the stencil's other reads are shared-memory hits.
+// The tile fits the slab: k tiles start on a 32-B sector and a thin slab (z faces, 27 points)
+// gets one tile as wide as the slab, its block filled with more j rows; blocks are 1D and map
+// their threads onto (tx, ty) at run time. Every slab of a step can go into one launch.
+// The CPML kernels are one thread per point.
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/pml_kernel.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/thread_point.cuh"
+#include "physics/error.hpp"
 #include "pml/pml_update.hpp"
 
 namespace minimod::kernels::cuda {
 namespace {
 
 constexpr int kBx = 32, kBy = 4, kBz = 2;
+constexpr int R = physics::kRadius;
+
+// --- Minimod PML, streaming along i ---
+
+constexpr int kThreads = 256;     // block size; a tile uses tx * ty <= kThreads of them
+constexpr int kMaxBoxes = 8;      // slabs per launch (6 PML faces)
+constexpr int kSmemFloats = 2600;  // (ty + 8) * (tx + 32) for every tile shape make_tile picks
+
+/// One slab cut into (k, j) tiles and i chunks; blocks [first_block, next box's first_block).
+struct PmlTile {
+  physics::Box3 box;
+  int k0;      // k of the first tile's first thread (<= box.lo.k: sector-aligned rows)
+  int tx, ty;  // threads per tile along k and j
+  int chunk;   // i planes per block
+  int tiles_k, tiles_j;
+  int first_block;
+};
+
+struct PmlTiles {
+  PmlTile t[kMaxBoxes];
+  int count;
+  int blocks;
+};
+
+__global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles tiles) {
+  __shared__ float s[kSmemFloats];
+  int b = 0;
+  for (int c = 1; c < tiles.count; ++c)
+    if (static_cast<int>(blockIdx.x) >= tiles.t[c].first_block) b = c;
+  const PmlTile& t = tiles.t[b];
+  const int local = static_cast<int>(blockIdx.x) - t.first_block;
+  const int bk = local % t.tiles_k, rest = local / t.tiles_k;
+  const int bj = rest % t.tiles_j, bi = rest / t.tiles_j;
+  const int tx = static_cast<int>(threadIdx.x) % t.tx, ty = static_cast<int>(threadIdx.x) / t.tx;
+  const bool active = ty < t.ty;  // spare threads of the block only take part in the barriers
+
+  const physics::Index3 lo = t.box.lo, hi = t.box.hi();
+  const int k = t.k0 + bk * t.tx + tx;
+  const int j = lo.j + bj * t.ty + ty;
+  const int i_begin = lo.i + bi * t.chunk;
+  const int i_end = min(i_begin + t.chunk, hi.i);
+  // A plane cell is read only if some output's stencil reaches it (all such cells are allocated:
+  // the halo is R wide).
+  const auto needed = [&](int jj, int kk) {
+    return active && jj >= lo.j - R && jj < hi.j + R && kk >= lo.k - R && kk < hi.k + R;
+  };
+  const bool writes = active && k >= lo.k && k < hi.k && j < hi.j;
+  const bool has_u = needed(j, k);
+  const bool klo = tx < R && needed(j, k - R);
+  const bool khi = tx >= t.tx - R && needed(j, k + R);
+  const bool jlo = ty < R && needed(j - R, k);
+  const bool jhi = ty >= t.ty - R && needed(j + R, k);
+
+  const std::int64_t sx = a.u.sx, sy4 = R * a.u.sy;
+  const std::int64_t o = a.u.offset(i_begin, j, k);  // all fields share one layout (launch_pml)
+  const float* pu = a.u.origin + o;
+  float* pn = a.u_next.origin + o;
+  const float* pv = a.v2dt2.origin + o;
+  float* pa = a.aux.origin + o;
+
+  const float* ex = a.eta_x + 1;
+  const float* ey = a.eta_y + 1;
+  const float* ez = a.eta_z + 1;
+  float ey_j = 0.0f, ey_p = 0.0f, ey_m = 0.0f, ez_k = 0.0f, ez_p = 0.0f, ez_m = 0.0f;
+  if (writes) {
+    ey_j = __ldg(ey + j), ey_p = __ldg(ey + j + 1), ey_m = __ldg(ey + j - 1);
+    ez_k = __ldg(ez + k), ez_p = __ldg(ez + k + 1), ez_m = __ldg(ez + k - 1);
+  }
+
+  const int S = t.tx + 32;  // row pitch: cell (ty, tx) sits at bank (thread index + const) % 32
+  float* const own = s + (ty + R) * S + tx + R;
+
+  float q[2 * R + 1];  // q[R + d] = u(i + d); filled as u(i-5 .. i+3) before the first shift
+  q[0] = 0.0f;
+#pragma unroll
+  for (int m = 1; m <= 2 * R; ++m) q[m] = has_u ? __ldg(pu + (m - R - 1) * sx) : 0.0f;
+  float nq = has_u ? __ldg(pu + R * sx) : 0.0f;
+  float nklo = klo ? __ldg(pu - R) : 0.0f, nkhi = khi ? __ldg(pu + R) : 0.0f;
+  float njlo = jlo ? __ldg(pu - sy4) : 0.0f, njhi = jhi ? __ldg(pu + sy4) : 0.0f;
+  float nup = writes ? *pn : 0.0f, nvv = writes ? __ldg(pv) : 0.0f, nax = writes ? *pa : 0.0f;
+
+  for (int i = i_begin; i < i_end; ++i) {
+#pragma unroll
+    for (int m = 0; m < 2 * R; ++m) q[m] = q[m + 1];
+    q[2 * R] = nq;
+    const float hklo = nklo, hkhi = nkhi, hjlo = njlo, hjhi = njhi, up = nup, vv = nvv, ax = nax;
+    if (i + 1 < i_end) {  // prefetch plane i+1 (block-uniform condition)
+      const float* p1 = pu + sx;
+      nq = has_u ? __ldg(p1 + R * sx) : 0.0f;
+      nklo = klo ? __ldg(p1 - R) : 0.0f;
+      nkhi = khi ? __ldg(p1 + R) : 0.0f;
+      njlo = jlo ? __ldg(p1 - sy4) : 0.0f;
+      njhi = jhi ? __ldg(p1 + sy4) : 0.0f;
+      nup = writes ? pn[sx] : 0.0f;
+      nvv = writes ? __ldg(pv + sx) : 0.0f;
+      nax = writes ? pa[sx] : 0.0f;
+    }
+    __syncthreads();  // everyone is done reading the previous plane
+    if (has_u) own[0] = q[R];
+    if (klo) own[-R] = hklo;
+    if (khi) own[R] = hkhi;
+    if (jlo) own[-R * S] = hjlo;
+    if (jhi) own[R * S] = hjhi;
+    __syncthreads();
+    if (writes) {
+      const auto at = [&q, own, S](int di, int dj, int dk) {
+        return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
+      };
+      const float ex_p = __ldg(ex + i + 1), ex_m = __ldg(ex + i - 1);
+      const float eta = __ldg(ex + i) + ey_j + ez_k;  // the CPU's order: (ex + ey) + ez
+      *pn = pml::pml_u_next(up, q[R], vv, physics::laplacian8(at, a.laplacian), ax, eta);
+      const float grad =
+          pml::pml_gradient_term(ex_p, ex_m, at(1, 0, 0), at(-1, 0, 0), a.inv_4h2[0]) +
+          pml::pml_gradient_term(ey_p, ey_m, at(0, 1, 0), at(0, -1, 0), a.inv_4h2[1]) +
+          pml::pml_gradient_term(ez_p, ez_m, at(0, 0, 1), at(0, 0, -1), a.inv_4h2[2]);
+      *pa = pml::pml_aux_next(ax, eta, grad);
+    }
+    pu += sx;
+    pn += sx;
+    pv += sx;
+    pa += sx;
+  }
+}
+
+/// The tiling of one slab: k tiles from the sector boundary at or below lo.k, one tile as wide as
+/// the slab if it fits in 32 threads (thin z faces), the block filled up with j rows; j rows and i
+/// planes split evenly over their tiles and chunks.
+PmlTile make_tile(const physics::Box3& box, const float* u_lo, int chunk) {
+  PmlTile t{};
+  t.box = box;
+  const int misalign = static_cast<int>((reinterpret_cast<std::uintptr_t>(u_lo) / 4) % 8);
+  t.k0 = box.lo.k - misalign;
+  const int span = box.hi().k - t.k0;
+  t.tiles_k = static_cast<int>(ceil_div(span, 32));
+  t.tx = t.tiles_k == 1 ? std::max(R, span) : 32;
+  const int ty_max = std::max(R, std::min(kThreads / t.tx, 64));
+  t.tiles_j = static_cast<int>(ceil_div(box.n.j, ty_max));
+  t.ty = std::max(R, static_cast<int>(ceil_div(box.n.j, t.tiles_j)));
+  const int chunks = static_cast<int>(ceil_div(box.n.i, std::max(1, chunk)));
+  t.chunk = static_cast<int>(ceil_div(box.n.i, chunks));
+  return t;
+}
+
+/// An integer environment variable (benchmark switches), `fallback` when unset.
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
 
 __global__ void __launch_bounds__(kBx* kBy* kBz) pml_iso(PmlStepArgs a) {
   int i, j, k;
@@ -91,8 +255,47 @@ void launch_cpml(const PmlStepArgs& a, cudaStream_t s) {
   cpml_update<<<pml_grid(a), dim3(kBx, kBy, kBz), 0, s>>>(a);
 }
 
-void launch_pml(const PmlStepArgs& a, cudaStream_t s) {
-  pml_iso<<<pml_grid(a), dim3(kBx, kBy, kBz), 0, s>>>(a);
+void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, cudaStream_t s) {
+  if (env_int("MINIMOD_PML_POINT", 0)) {  // the one-thread-per-point kernel, for benchmarks
+    for (const auto& b : boxes) {
+      PmlStepArgs one = a;
+      one.region = b;
+      if (b.empty()) continue;
+      pml_iso<<<pml_grid(one), dim3(kBx, kBy, kBz), 0, s>>>(one);
+      MM_CUDA_CHECK_LAUNCH("pml");
+    }
+    return;
+  }
+  const auto same = [&a](std::int64_t sx, std::int64_t sy) { return sx == a.u.sx && sy == a.u.sy; };
+  if (!same(a.u_next.sx, a.u_next.sy) || !same(a.v2dt2.sx, a.v2dt2.sy) || !same(a.aux.sx, a.aux.sy))
+    throw Error("pml: u, u_next, v2dt2 and pml_aux must share one layout");
+  // Measured on an H100 at 1000^3 (bench/results/2026-11-22-h100-pml-speed.md): chunks of 32,
+  // 64 or 128 planes within 0.5%; aligned k tiles and one launch per step each within 1%.
+  constexpr int chunk = 64;
+  PmlTiles tiles{};
+  const auto flush = [&] {
+    if (tiles.count == 0) return;
+    pml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+    MM_CUDA_CHECK_LAUNCH("pml");
+    tiles = PmlTiles{};
+  };
+  for (const auto& b : boxes) {
+    if (b.empty()) continue;
+    PmlTile t = make_tile(b, a.u.ptr(b.lo.i, b.lo.j, b.lo.k), chunk);
+    if ((t.ty + 2 * R) * (t.tx + 32) > kSmemFloats)
+      throw Error("pml: tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) +
+                  " does not fit the shared plane");
+    const std::int64_t blocks = static_cast<std::int64_t>(t.tiles_k) * t.tiles_j *
+                                ceil_div(b.n.i, t.chunk);
+    if (tiles.count == kMaxBoxes || static_cast<std::int64_t>(tiles.blocks) + blocks > INT32_MAX)
+      flush();
+    t.first_block = tiles.blocks;
+    tiles.t[tiles.count++] = t;
+    tiles.blocks += static_cast<int>(blocks);
+  }
+  flush();
 }
+
+void launch_pml(const PmlStepArgs& a, cudaStream_t s) { launch_pml(a, {a.region}, s); }
 
 }  // namespace minimod::kernels::cuda

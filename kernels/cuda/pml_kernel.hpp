@@ -1,7 +1,9 @@
-// The CUDA PML region kernels: Minimod's damped equation (pml/pml_update.hpp) and the CPML
-// (pml/cpml.hpp), one thread per point.
+// The CUDA PML region kernels: Minimod's damped equation (pml/pml_update.hpp), streamed along i
+// with all slabs in one launch, and the CPML (pml/cpml.hpp), one thread per point.
 #pragma once
 #include <cuda_runtime_api.h>
+
+#include <vector>
 
 #include "physics/stencil.hpp"
 #include "physics/view3.hpp"
@@ -29,7 +31,11 @@ struct PmlStepArgs {
   pml::AxisDerivatives derivatives;
 };
 
+/// Minimod PML update on args.region.
 void launch_pml(const PmlStepArgs& args, cudaStream_t stream);
+/// Minimod PML update on every box of `boxes` (args.region is ignored), in one launch.
+void launch_pml(const PmlStepArgs& args, const std::vector<physics::Box3>& boxes,
+                cudaStream_t stream);
 /// CPML first pass: psi_d from u^n on the region; run on every PML region before launch_cpml.
 void launch_cpml_psi(const PmlStepArgs& args, cudaStream_t stream);
 /// CPML second pass: u_next and zeta_d.
