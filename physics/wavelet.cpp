@@ -1,5 +1,6 @@
 #include "physics/wavelet.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <sstream>
@@ -51,8 +52,21 @@ std::string Wavelet::describe() const {
   return s.str();
 }
 
+double wavelet_extent(const Wavelet& w) {
+  switch (w.kind) {
+    case Wavelet::Kind::ricker:
+      return w.delay + 3.0 / w.frequency;
+    case Wavelet::Kind::minimod_gaussian:
+      return 2.5 / (0.6 * w.frequency);
+    case Wavelet::Kind::samples:
+      return static_cast<double>(w.samples.size()) * w.sample_dt;
+  }
+  return 0;
+}
+
 double highest_significant_frequency(const Wavelet& w, double dt, double duration,
                                      double fraction) {
+  duration = std::max(duration, wavelet_extent(w));
   const int n = std::max(8, static_cast<int>(std::ceil(duration / dt)));
   // Zero-pad to at least 4096 samples for a fine frequency grid; plain DFT over positive bins.
   const int nfft = std::max(4096, n);

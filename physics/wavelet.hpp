@@ -25,8 +25,14 @@ struct Wavelet {
   std::string describe() const;
 };
 
-/// Highest frequency (Hz) where the wavelet's amplitude spectrum, sampled at dt over `duration`,
-/// is still above `fraction` of its peak: the frequency the grid must resolve.
+/// Time (s) after which the wavelet is negligible: Ricker delay + 3 / f (e^-89 of the peak),
+/// Minimod's Gaussian 2.5 / (0.6 fmax) (its centre at 1 / (0.6 fmax), e^-18 by then), samples
+/// their length.
+double wavelet_extent(const Wavelet& w);
+
+/// Highest frequency (Hz) where the wavelet's amplitude spectrum, sampled at dt over `duration`
+/// (at least the wavelet's extent: a run shorter than its wavelet must not see the truncated tail
+/// as broadband), is still above `fraction` of its peak: the frequency the grid must resolve.
 double highest_significant_frequency(const Wavelet& w, double dt, double duration,
                                      double fraction = 0.05);
 
