@@ -52,9 +52,37 @@ TEST(TtiPlan, TimeStepAndMediumFollowTheConfig) {
   const auto& t = plan.tti_problem;
   ASSERT_EQ(t.b.size(), static_cast<size_t>(t.grid.points()));
   ASSERT_EQ(t.a.size(), static_cast<size_t>(kernels::medium_box(t.grid).points()));  // with the halo
-  EXPECT_FLOAT_EQ(t.a[0], 1.2f);
-  EXPECT_FLOAT_EQ(t.b[0], 0.2f);
+  // Inside the model (the grid point of the source); theta over the medium box, halo included.
+  const auto idx = t.grid.index_of({200, 180, 220});
+  const size_t o = (static_cast<size_t>(std::lround(idx[0])) * t.grid.shape.j + std::lround(idx[1])) *
+                       t.grid.shape.k + std::lround(idx[2]);
+  EXPECT_FLOAT_EQ(t.b[o], 0.2f);
   EXPECT_FLOAT_EQ(t.theta[123], 0.5f);
+}
+
+TEST(TtiPlan, AnisotropyFadesAcrossTheInnerHalfOfTheAbsorbingLayer) {
+  const auto plan = app::make_plan(tti_config());
+  const auto& t = plan.tti_problem;
+  const auto& n = t.grid.shape;
+  const int w = plan.pad_lo[0];
+  ASSERT_EQ(w, 8);
+  // Along x through the model's centre: b = 2 (eps - delta) = 0.2 in the model, fading to 0 at
+  // half the layer's width, 0 beyond (isotropic: the layer's auxiliary term applies there).
+  const int j = n.j / 2, k = n.k / 2;
+  auto b_at = [&](int i) { return t.b[(static_cast<size_t>(i) * n.j + j) * n.k + k]; };
+  const auto m = kernels::medium_box(t.grid);
+  auto a_at = [&](int i) {  // a over the medium box, which starts at -radius
+    return t.a[(static_cast<size_t>(i - m.lo.i) * m.n.j + (j - m.lo.j)) * m.n.k + (k - m.lo.k)];
+  };
+  EXPECT_FLOAT_EQ(b_at(w), 0.2f);                 // first model point
+  EXPECT_FLOAT_EQ(b_at(w - 2), 0.2f * 0.5f);      // depth 2 of 8: keep 1 - 2 * 2/8
+  for (int i = 0; i <= w / 2; ++i) {              // the outer half: isotropic
+    EXPECT_EQ(b_at(i), 0.0f) << i;
+    EXPECT_EQ(a_at(i), 1.0f) << i;
+  }
+  for (int i = 1; i < w; ++i) EXPECT_LE(b_at(i - 1), b_at(i)) << "monotone towards the model, " << i;
+  EXPECT_EQ(b_at(n.i - 1), 0.0f);                 // the far face too
+  EXPECT_FLOAT_EQ(b_at(n.i - 1 - w), 0.2f);       // last model point
 }
 
 TEST(TtiPlan, IsotropicZoneMakesTheMediumEllipticAroundTheSource) {
