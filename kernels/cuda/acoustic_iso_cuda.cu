@@ -66,6 +66,9 @@ class CudaAcousticIso final : public Propagator {
     p_.v2dt2.clear();
     p_.v2dt2.shrink_to_fit();
     scratch_ = DeviceBuffer<unsigned>(2, "health scratch");
+    // The memsets and copies above ran on the legacy stream, which the non-blocking streams do not
+    // wait for, and a copy from pageable memory may return before its DMA has landed.
+    MM_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
   std::string backend() const override { return "cuda"; }
@@ -154,7 +157,10 @@ class CudaAcousticIso final : public Propagator {
     MM_CUDA_CHECK(cudaStreamSynchronize(copy_stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(s0));
     DeviceBuffer<float> dense(box.points(), "field upload");
-    MM_CUDA_CHECK(cudaMemcpy(dense.data(), data, static_cast<size_t>(box.points()) * 4, cudaMemcpyHostToDevice));
+    // On the stream that scatters: a legacy-stream cudaMemcpy from pageable memory may return
+    // before its DMA has landed, and s0 (non-blocking) would not wait for it.
+    MM_CUDA_CHECK(cudaMemcpyAsync(dense.data(), data, static_cast<size_t>(box.points()) * 4,
+                                  cudaMemcpyHostToDevice, s0));
     scatter<<<dim3(ceil_div(box.n.k, 128), box.n.j, box.n.i), 128, 0, s0>>>(view(field(name)), box,
                                                                          dense.data());
     MM_CUDA_CHECK_LAUNCH("scatter");

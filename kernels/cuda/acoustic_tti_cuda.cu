@@ -182,7 +182,10 @@ class CudaAcousticTti final : public Propagator {
     const cudaStream_t s = stream_.get();
     MM_CUDA_CHECK(cudaStreamSynchronize(s));
     DeviceBuffer<float> dense(box.points(), "field upload");
-    MM_CUDA_CHECK(cudaMemcpy(dense.data(), data, static_cast<size_t>(box.points()) * 4, cudaMemcpyHostToDevice));
+    // On the stream that scatters: a legacy-stream cudaMemcpy from pageable memory may return
+    // before its DMA has landed, and s (non-blocking) would not wait for it.
+    MM_CUDA_CHECK(cudaMemcpyAsync(dense.data(), data, static_cast<size_t>(box.points()) * 4,
+                                  cudaMemcpyHostToDevice, s));
     scatter<<<dim3(ceil_div(box.n.k, 128), box.n.j, box.n.i), 128, 0, s>>>(view(field(name)), box, dense.data());
     MM_CUDA_CHECK_LAUNCH("scatter");
     MM_CUDA_CHECK(cudaStreamSynchronize(s));

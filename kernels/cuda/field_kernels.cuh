@@ -164,9 +164,11 @@ class DeviceReceivers {
     weight_ = DeviceBuffer<float>(static_cast<std::int64_t>(weight.size()), "receiver weights");
     first_ = DeviceBuffer<int>(count + 1, "receiver index");
     traces_ = DeviceBuffer<float>(static_cast<std::int64_t>(kTraceSlots) * count, "receiver traces");
-    MM_CUDA_CHECK(cudaMemcpy(offset_.data(), offset.data(), offset.size() * 8, cudaMemcpyHostToDevice));
-    MM_CUDA_CHECK(cudaMemcpy(weight_.data(), weight.data(), weight.size() * 4, cudaMemcpyHostToDevice));
-    MM_CUDA_CHECK(cudaMemcpy(first_.data(), first.data(), first.size() * 4, cudaMemcpyHostToDevice));
+    // On `s`, which samples: a legacy-stream copy from pageable memory may return before it lands.
+    MM_CUDA_CHECK(cudaMemcpyAsync(offset_.data(), offset.data(), offset.size() * 8, cudaMemcpyHostToDevice, s));
+    MM_CUDA_CHECK(cudaMemcpyAsync(weight_.data(), weight.data(), weight.size() * 4, cudaMemcpyHostToDevice, s));
+    MM_CUDA_CHECK(cudaMemcpyAsync(first_.data(), first.data(), first.size() * 4, cudaMemcpyHostToDevice, s));
+    MM_CUDA_CHECK(cudaStreamSynchronize(s));
   }
 
   /// Samples `field` (the current time level) into the next slot, in stream order.
