@@ -5,6 +5,7 @@
 #include <array>
 
 #include "physics/host_device.hpp"
+#include "physics/view3.hpp"
 
 namespace minimod::physics {
 
@@ -61,6 +62,22 @@ MM_HOST_DEVICE MM_FORCE_INLINE float laplacian8(const At& at, const LaplacianCoe
 /// Leapfrog: u_next = 2 u - u_prev + (v dt)^2 lap.
 MM_HOST_DEVICE MM_FORCE_INLINE float leapfrog(float u_prev, float u, float v2dt2, float lap) {
   return 2.0f * u + (v2dt2 * lap - u_prev);
+}
+
+/// Pressure-release (free) surface by antisymmetric images, for the column (x1, x2) of the two
+/// other axes: along `axis`, f(s) = 0 on the surface plane s and f(s + dir m) = -f(s - dir m),
+/// m = 1..R, dir pointing into the halo. Shared by the CPU and CUDA backends.
+MM_HOST_DEVICE MM_FORCE_INLINE void mirror_free_surface(const View3<float>& f, int axis, int x1, int x2, int s,
+                                                        int dir) {
+  int idx[3];
+  idx[(axis + 1) % 3] = x1;
+  idx[(axis + 2) % 3] = x2;
+  const auto at = [&](int along) -> float& {
+    idx[axis] = along;
+    return f(idx[0], idx[1], idx[2]);
+  };
+  at(s) = 0.0f;
+  for (int m = 1; m <= kRadius; ++m) at(s + dir * m) = -at(s - dir * m);
 }
 
 }  // namespace minimod::physics

@@ -537,19 +537,7 @@ class CpuAcousticIso final : public Propagator {
   /// copy of the surface plane must be zeroed here as well (the stencil reads it, it arrived
   /// before the zeroing).
   void apply_free_surfaces(const View3<float>& f) const {
-    cpu::apply_free_surfaces(f, p_.grid.shape, p_.free_surface, halo_span(p_.grid.shape));
-  }
-
-  Box3 halo_span(const Index3& n) const {
-    Box3 b{{0, 0, 0}, n};
-    for (int a = 0; a < 3; ++a) {
-      if (p_.halo.neighbour[static_cast<size_t>(2 * a)]) {
-        b.lo[a] -= kHaloWidth;
-        b.n[a] += kHaloWidth;
-      }
-      if (p_.halo.neighbour[static_cast<size_t>(2 * a + 1)]) b.n[a] += kHaloWidth;
-    }
-    return b;
+    cpu::apply_free_surfaces(f, p_.grid.shape, p_.free_surface, halo_span(p_.grid.shape, p_.halo));
   }
 
   AcousticIsoProblem p_;

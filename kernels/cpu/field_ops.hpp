@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/propagator.hpp"
+#include "physics/stencil.hpp"
 #include "physics/view3.hpp"
 
 namespace minimod::kernels::cpu {
@@ -42,17 +43,7 @@ inline void apply_free_surfaces(const physics::View3<float>& f, const physics::I
     const int s = hi ? n[axis] - 1 : 0;  // surface plane
     const int dir = hi ? 1 : -1;          // towards the halo
     for (int x1 = span.lo[a1]; x1 < span.hi()[a1]; ++x1)
-      for (int x2 = span.lo[a2]; x2 < span.hi()[a2]; ++x2) {
-        int idx[3];
-        idx[a1] = x1;
-        idx[a2] = x2;
-        auto at = [&](int along) -> float& {
-          idx[axis] = along;
-          return f(idx[0], idx[1], idx[2]);
-        };
-        at(s) = 0.0f;
-        for (int m = 1; m <= physics::kRadius; ++m) at(s + dir * m) = -at(s - dir * m);
-      }
+      for (int x2 = span.lo[a2]; x2 < span.hi()[a2]; ++x2) physics::mirror_free_surface(f, axis, x1, x2, s, dir);
   }
 }
 

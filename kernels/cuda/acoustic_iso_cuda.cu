@@ -485,37 +485,13 @@ class CudaAcousticIso final : public Propagator {
 
   /// Dense host [i][j][k] -> padded device layout, one 2D copy per i-plane.
   void upload_dense(DeviceBuffer<float>& dst, const float* src) {
-    const Index3 n = p_.grid.shape;
-    const auto v = view(dst);
-    for (int i = 0; i < n.i; ++i) {
-      MM_CUDA_CHECK(cudaMemcpy2D(v.ptr(i, 0, 0), static_cast<size_t>(v.sy) * 4,
-                                 src + static_cast<size_t>(i) * n.j * n.k, static_cast<size_t>(n.k) * 4,
-                                 static_cast<size_t>(n.k) * 4, static_cast<size_t>(n.j),
-                                 cudaMemcpyHostToDevice));
-    }
+    cuda::upload_dense(view(dst), p_.grid.shape, src, inner_stream_.get());
   }
 
   void apply_free_surfaces(const View3<float>& f, cudaStream_t s) {
-    const Index3 n = p_.grid.shape;
     // Over the halo columns of exchanged faces too: the neighbour's copy of the surface plane
     // must be zeroed here as well (the stencil reads it, it arrived before the zeroing).
-    Box3 span{{0, 0, 0}, n};
-    for (int a = 0; a < 3; ++a) {
-      if (p_.halo.neighbour[static_cast<size_t>(2 * a)]) {
-        span.lo[a] -= kHaloWidth;
-        span.n[a] += kHaloWidth;
-      }
-      if (p_.halo.neighbour[static_cast<size_t>(2 * a + 1)]) span.n[a] += kHaloWidth;
-    }
-    for (int face = 0; face < 6; ++face) {
-      if (!p_.free_surface[static_cast<size_t>(face)]) continue;
-      const int axis = face / 2;
-      const bool hi = face % 2;
-      const int a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-      free_surface<<<dim3(ceil_div(span.n[a2], 128), span.n[a1]), 128, 0, s>>>(
-          f, span, axis, hi ? n[axis] - 1 : 0, hi ? 1 : -1);
-      MM_CUDA_CHECK_LAUNCH("free_surface");
-    }
+    launch_free_surfaces(f, p_.grid.shape, p_.free_surface, halo_span(p_.grid.shape, p_.halo), s);
   }
 
   AcousticIsoProblem p_;

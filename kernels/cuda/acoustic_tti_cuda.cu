@@ -234,12 +234,7 @@ class CudaAcousticTti final : public Propagator {
   }
 
   void upload_dense(DeviceBuffer<float>& dst, const float* src) {
-    const Index3 n = p_.grid.shape;
-    const auto v = view(dst);
-    for (int i = 0; i < n.i; ++i)
-      MM_CUDA_CHECK(cudaMemcpy2D(v.ptr(i, 0, 0), static_cast<size_t>(v.sy) * 4,
-                                 src + static_cast<size_t>(i) * n.j * n.k, static_cast<size_t>(n.k) * 4,
-                                 static_cast<size_t>(n.k) * 4, static_cast<size_t>(n.j), cudaMemcpyHostToDevice));
+    cuda::upload_dense(view(dst), p_.grid.shape, src, stream_.get());
   }
 
   /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per
@@ -284,18 +279,8 @@ class CudaAcousticTti final : public Propagator {
     exchange_by_axis(*transport_, n, p_.halo, 2, s, ops);
   }
 
-  /// Over the own columns and the halo columns of exchanged faces (kernels/halo.hpp, halo_span).
   void apply_free_surfaces(const View3<float>& f) {
-    const Index3 n = p_.grid.shape;
-    const Box3 span = halo_span(n, p_.halo);
-    for (int face = 0; face < 6; ++face) {
-      if (!p_.free_surface[static_cast<size_t>(face)]) continue;
-      const int axis = face / 2, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
-      const bool hi = face % 2;
-      free_surface<<<dim3(ceil_div(span.n[a2], 128), span.n[a1]), 128, 0, stream_.get()>>>(
-          f, span, axis, hi ? n[axis] - 1 : 0, hi ? 1 : -1);
-      MM_CUDA_CHECK_LAUNCH("free_surface");
-    }
+    launch_free_surfaces(f, p_.grid.shape, p_.free_surface, halo_span(p_.grid.shape, p_.halo), stream_.get());
   }
 
   AcousticTtiProblem p_;

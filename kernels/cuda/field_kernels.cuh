@@ -3,6 +3,7 @@
 // the receivers' device-side trace buffer.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <initializer_list>
 #include <random>
@@ -11,7 +12,9 @@
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/resources.hpp"
+#include "kernels/halo.hpp"
 #include "kernels/propagator.hpp"
+#include "physics/stencil.hpp"
 #include "physics/view3.hpp"
 
 namespace minimod::kernels::cuda {
@@ -52,15 +55,7 @@ __global__ void free_surface(View3<float> f, Box3 span, int axis, int s, int dir
   const int x2 = span.lo[a2] + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int x1 = span.lo[a1] + static_cast<int>(blockIdx.y);
   if (x2 >= span.hi()[a2] || x1 >= span.hi()[a1]) return;
-  int idx[3];
-  idx[a1] = x1;
-  idx[a2] = x2;
-  auto at = [&](int along) -> float& {
-    idx[axis] = along;
-    return f(idx[0], idx[1], idx[2]);
-  };
-  at(s) = 0.0f;
-  for (int m = 1; m <= physics::kRadius; ++m) at(s + dir * m) = -at(s - dir * m);
+  physics::mirror_free_surface(f, axis, x1, x2, s, dir);
 }
 
 /// Max |u| (as ordered int bits) and a non-finite flag over the interior.
@@ -117,6 +112,31 @@ __global__ void gather(View3<const float> f, Box3 box, Index3 stride, Index3 out
       f(box.lo.i + i * stride.i, box.lo.j + j * stride.j, box.lo.k + k * stride.k);
 }
 
+
+/// A dense [i][j][k] host array of the field's interior shape `n` into `f`, on stream `s`
+/// (pageable memory: the copy is staged before this returns; it lands in stream order).
+inline void upload_dense(const View3<float>& f, const Index3& n, const float* src, cudaStream_t s) {
+  for (int i = 0; i < n.i; ++i)
+    MM_CUDA_CHECK(cudaMemcpy2DAsync(f.ptr(i, 0, 0), static_cast<size_t>(f.sy) * 4,
+                                    src + static_cast<size_t>(i) * n.j * n.k, static_cast<size_t>(n.k) * 4,
+                                    static_cast<size_t>(n.k) * 4, static_cast<size_t>(n.j),
+                                    cudaMemcpyHostToDevice, s));
+}
+
+/// The free-surface mirror on every flagged face of a field of interior shape `n`, over the
+/// columns of `span` (own columns and the halo columns of exchanged faces: kernels/halo.hpp,
+/// halo_span), on stream `s`.
+inline void launch_free_surfaces(const View3<float>& f, const Index3& n, const std::array<bool, 6>& free,
+                                 const Box3& span, cudaStream_t s) {
+  for (int face = 0; face < 6; ++face) {
+    if (!free[static_cast<size_t>(face)]) continue;
+    const int axis = face / 2, a1 = (axis + 1) % 3, a2 = (axis + 2) % 3;
+    const bool hi = face % 2;
+    free_surface<<<dim3(ceil_div(span.n[a2], 128), span.n[a1]), 128, 0, s>>>(f, span, axis, hi ? n[axis] - 1 : 0,
+                                                                            hi ? 1 : -1);
+    MM_CUDA_CHECK_LAUNCH("free_surface");
+  }
+}
 
 /// A smooth non-zero field for timing the `auto` candidates (zeros could flatter a kernel):
 /// amplitude 1e-3 times a product of sines along each axis; the halo is left alone.

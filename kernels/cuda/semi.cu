@@ -45,6 +45,7 @@
 
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/thread_point.cuh"
 #include "kernels/cuda/tti_stage.cuh"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
@@ -285,10 +286,8 @@ __global__ void __launch_bounds__(TX* TY) semi_tti(TtiStepArgs g, physics::Box3 
   extern __shared__ __align__(16) unsigned char semi_tti_raw[];
   const TtiStage st = TtiStage::carve(semi_tti_raw, G::kPoints);
   const physics::Index3 hi = region.hi();
-  const int k0 = region.lo.k + static_cast<int>(blockIdx.x) * TX;
-  const int j0 = region.lo.j + static_cast<int>(blockIdx.y) * TY;
-  const int i_begin = region.lo.i + static_cast<int>(blockIdx.z) * chunk;
-  const int i_end = min(i_begin + chunk, hi.i);
+  const StreamBlock blk = stream_block(region, TX, TY, chunk);
+  const int k0 = blk.k0, j0 = blk.j0, i_begin = blk.i_begin, i_end = blk.i_end;
   const int t = threadIdx.x + TX * threadIdx.y;
   const int first = i_begin - R;  // plane in slot 0
   const auto stage_plane = [&](int p) {

@@ -31,6 +31,7 @@
 #include <string>
 
 #include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/thread_point.cuh"
 #include "kernels/cuda/tti_stage.cuh"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
@@ -256,10 +257,8 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>) swic_tti(TtiSte
   extern __shared__ __align__(16) unsigned char swic_tti_raw[];
   const TtiStage st = TtiStage::carve(swic_tti_raw, 2 * G::kPoints);
   const physics::Index3 hi = region.hi();
-  const int k0 = region.lo.k + static_cast<int>(blockIdx.x) * TX;
-  const int j0 = region.lo.j + static_cast<int>(blockIdx.y) * TY;
-  const int i_begin = region.lo.i + static_cast<int>(blockIdx.z) * chunk;
-  const int i_end = min(i_begin + chunk, hi.i);
+  const StreamBlock blk = stream_block(region, TX, TY, chunk);
+  const int k0 = blk.k0, j0 = blk.j0, i_begin = blk.i_begin, i_end = blk.i_end;
   const int t = threadIdx.x + TX * threadIdx.y;
   const int j = j0 + static_cast<int>(threadIdx.y), k = k0 + static_cast<int>(threadIdx.x);
   const bool writes = j < hi.j && k < hi.k;

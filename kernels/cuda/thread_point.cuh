@@ -13,4 +13,15 @@ __device__ __forceinline__ bool thread_point(const physics::Box3& r, int& i, int
   return k < r.lo.k + r.n.k && j < r.lo.j + r.n.j && i < r.lo.i + r.n.i;
 }
 
+/// A 2.5D streaming block: the (k, j) tile of (tx, ty) columns from (k0, j0) and the chunk of
+/// output planes [i_begin, i_end) along i (blockIdx.z counts chunks of `chunk` planes).
+struct StreamBlock {
+  int k0, j0, i_begin, i_end;
+};
+__device__ __forceinline__ StreamBlock stream_block(const physics::Box3& r, int tx, int ty, int chunk) {
+  const int i_begin = r.lo.i + static_cast<int>(blockIdx.z) * chunk;
+  return {r.lo.k + static_cast<int>(blockIdx.x) * tx, r.lo.j + static_cast<int>(blockIdx.y) * ty, i_begin,
+          min(i_begin + chunk, r.lo.i + r.n.i)};
+}
+
 }  // namespace minimod::kernels::cuda
