@@ -166,6 +166,141 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_rhs73(const AtField& field, const AtMe
   return {a * (perp + axis), b * perp};
 }
 
+// --- The split (product) form of the same operator --------------------------------------------
+// For a tensor C, tti_rhs73's pair sum over the neighbours y of direction t (weight w, sign sg)
+//   2 L_C f(x) = sum_t sum_y sg w (C_t(x) + C_t(y)) (f(y) - f(x))
+// expands, term by term and exactly, into
+//   2 L_C f(x) = sum_t C_t(x) D_t f(x) + sum_t D_t (C_t f)(x) + kappa_C(x) f(x),
+//   D_t g(x) = sum_y sg w g(y)   (neighbours only),
+//   kappa_C(x) = -sum_t sum_y sg w (C_t(x) + C_t(y))   (static: the medium only).
+// With C_perp = I - n n^T (pair sum 2 delta_t - nn_t(x) - nn_t(y), as tti_rhs73 writes it) and
+// C_axis = n n^T / a:
+//   2 perp = sum_t (2 delta_t - nn_t(x)) D_t s - sum_t D_t g_t + kappa_perp s(x),   g_t = nn_t s,
+//   2 axis = sum_t (nn_t / a)(x) D_t p  + sum_t D_t h_t + kappa_axis p(x),          h_t = nn_t p / a.
+// A kernel forms g_t and h_t once per point it stages, so a neighbour costs one accumulation per
+// quantity (s, p, g_t, h_t) and no products of the medium; kappa is precomputed per point
+// (tti_centre). Rounding: every sum has the magnitude of the pair form's terms times |f|, and the
+// centre term cancels them as a plain stencil's centre weight does, so the error relative to the
+// field's scale is that of an fp32 stencil (tests/kernels/tti_split_test.cpp measures it).
+
+/// Weights of the split form per direction and m = 1..4, mixed ones doubled (C_xy d2/dxdy and
+/// C_yx d2/dydx): the weights tti_rhs73 applies to each group's pair sum.
+struct TtiWeights {
+  float x[kRadius], y[kRadius], z[kRadius], xy[kRadius], xz[kRadius], yz[kRadius];
+};
+inline TtiWeights make_tti_weights(const TtiStencil& s) {
+  TtiWeights w{};
+  for (int m = 0; m < kRadius; ++m) {
+    w.x[m] = s.c[0][m];
+    w.y[m] = s.c[1][m];
+    w.z[m] = s.c[2][m];
+    w.xy[m] = 2.0f * s.cxy[m];
+    w.xz[m] = 2.0f * s.cxz[m];
+    w.yz[m] = 2.0f * s.cyz[m];
+  }
+  return w;
+}
+
+/// C_perp's coefficient of D_t s at the point itself: 2 delta_t - nn_t (the pair sum's own half).
+MM_HOST_DEVICE MM_FORCE_INLINE float perp_own(const TtiMediumPoint& m, int t) {
+  return (t < 3 ? 2.0f : 0.0f) - nn_component(m, t);
+}
+/// C_axis's coefficient of D_t p at the point itself: nn_t / a.
+MM_HOST_DEVICE MM_FORCE_INLINE float axis_own(const TtiMediumPoint& m, int t) {
+  return nn_component(m, t) * m.inv_a;
+}
+/// The neighbour values of a point for direction t: g_t = nn_t s and h_t = nn_t p / a.
+MM_HOST_DEVICE MM_FORCE_INLINE float perp_product(const TtiMediumPoint& m, int t, float s) {
+  return nn_component(m, t) * s;
+}
+MM_HOST_DEVICE MM_FORCE_INLINE float axis_product(const TtiMediumPoint& m, int t, float p) {
+  return nn_component(m, t) * (m.inv_a * p);
+}
+
+/// kappa_perp, kappa_axis: the coefficients of s(x) and p(x) in 2 perp and 2 axis, 1/m^2.
+struct TtiCentre {
+  float perp, axis;
+};
+
+/// Calls visit(t, di, dj, dk, w) for the 72 neighbours of the 73-point stencil, w signed and
+/// weighted (mixed weights doubled), in tti_rhs73's order.
+template <class Visit>
+MM_HOST_DEVICE MM_FORCE_INLINE void for_each_tti_neighbour(const TtiWeights& w, const Visit& visit) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int m = 1; m <= kRadius; ++m) {
+    const int i = m - 1;
+    visit(kXX, m, 0, 0, w.x[i]);
+    visit(kXX, -m, 0, 0, w.x[i]);
+    visit(kYY, 0, m, 0, w.y[i]);
+    visit(kYY, 0, -m, 0, w.y[i]);
+    visit(kZZ, 0, 0, m, w.z[i]);
+    visit(kZZ, 0, 0, -m, w.z[i]);
+    visit(kXY, m, m, 0, w.xy[i]);
+    visit(kXY, -m, -m, 0, w.xy[i]);
+    visit(kXY, m, -m, 0, -w.xy[i]);
+    visit(kXY, -m, m, 0, -w.xy[i]);
+    visit(kXZ, m, 0, m, w.xz[i]);
+    visit(kXZ, -m, 0, -m, w.xz[i]);
+    visit(kXZ, m, 0, -m, -w.xz[i]);
+    visit(kXZ, -m, 0, m, -w.xz[i]);
+    visit(kYZ, 0, m, m, w.yz[i]);
+    visit(kYZ, 0, -m, -m, w.yz[i]);
+    visit(kYZ, 0, m, -m, -w.yz[i]);
+    visit(kYZ, 0, -m, m, -w.yz[i]);
+  }
+}
+
+/// kappa at a point from the medium around it (`medium(di, dj, dk)` gives a TtiMediumPoint):
+/// minus the sum of all 72 pair weights of each tensor. Static; the propagators store it.
+template <class AtMedium>
+MM_HOST_DEVICE inline TtiCentre tti_centre(const AtMedium& medium, const TtiWeights& w) {
+  const TtiMediumPoint m0 = medium(0, 0, 0);
+  float perp = 0, axis = 0;
+  for_each_tti_neighbour(w, [&](int t, int di, int dj, int dk, float wt) {
+    const TtiMediumPoint m = medium(di, dj, dk);
+    perp -= wt * (perp_own(m0, t) - nn_component(m, t));
+    axis -= wt * (axis_own(m0, t) + axis_own(m, t));
+  });
+  return {perp, axis};
+}
+
+/// The right-hand sides from the split form's sums: perp2 = 2 perp - kappa_perp s(x) and
+/// axis2 = 2 axis - kappa_axis p(x) (the neighbour terms), f0 the point's own fields, b = 2 (eps -
+/// delta) and inv_a = 1 / a there. Every kernel of the split form ends here.
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_split_rhs(float perp2, float axis2, const TtiFieldPoint& f0,
+                                                    const TtiCentre& kappa, float inv_a, float b) {
+  const float perp = 0.5f * (kappa.perp * f0.s + perp2);
+  const float axis = 0.5f * (kappa.axis * f0.p + axis2);
+  return {(1.0f / inv_a) * (perp + axis), b * perp};
+}
+
+/// tti_rhs73 in the split form, for the CPU (tests) and as the definition the staged kernels
+/// reorder: one accumulation per neighbour for each of s, p, g_t, h_t.
+template <class AtField, class AtMedium>
+MM_HOST_DEVICE inline TtiRhs tti_rhs73_split(const AtField& field, const AtMedium& medium,
+                                             const TtiCentre& kappa, float b, const TtiWeights& w) {
+  const TtiFieldPoint f0 = field(0, 0, 0);
+  const TtiMediumPoint m0 = medium(0, 0, 0);
+  float ds[6] = {}, dp[6] = {};  // D_t s, D_t p
+  float dg = 0, dh = 0;          // sum_t D_t g_t, sum_t D_t h_t
+  for_each_tti_neighbour(w, [&](int t, int di, int dj, int dk, float wt) {
+    const TtiFieldPoint f = field(di, dj, dk);
+    const TtiMediumPoint m = medium(di, dj, dk);
+    ds[t] += wt * f.s;
+    dp[t] += wt * f.p;
+    dg += wt * perp_product(m, t, f.s);
+    dh += wt * axis_product(m, t, f.p);
+  });
+  float perp2 = -dg, axis2 = dh;
+  for (int t = 0; t < 6; ++t) {
+    perp2 += perp_own(m0, t) * ds[t];
+    axis2 += axis_own(m0, t) * dp[t];
+  }
+  return tti_split_rhs(perp2, axis2, f0, kappa, m0.inv_a, b);
+}
+
 /// Largest stable dt (s) of leapfrog with this operator, from the von Neumann symbol of the
 /// discrete 73-point system (both fields) for constant medium parameters, maximised over the
 /// wavenumbers and over tilt/azimuth (any orientation) for eps <= eps_max, delta in

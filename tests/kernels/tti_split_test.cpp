@@ -1,0 +1,173 @@
+// The split (product) form of the TTI operator (physics/tti.hpp, tti_rhs73_split with the static
+// centre weights tti_centre) against the pair form tti_rhs73 that the CPU reference evaluates: the
+// same operator, so they must agree at every point to fp32 rounding, on random media (tilt,
+// azimuth, eps >= delta varying smoothly or point to point) and random or smooth fields.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "physics/tti.hpp"
+
+namespace minimod {
+namespace {
+
+using physics::TtiFieldPoint;
+using physics::TtiMediumPoint;
+
+constexpr int R = physics::kRadius;
+
+/// Fields and medium on an n^3 grid plus a halo of R, with accessors around a point.
+struct Box {
+  int n;
+  int side() const { return n + 2 * R; }
+  size_t at(int i, int j, int k) const {
+    return (static_cast<size_t>(i + R) * side() + (j + R)) * side() + (k + R);
+  }
+  size_t size() const { return static_cast<size_t>(side()) * side() * side(); }
+};
+
+struct Case {
+  std::vector<TtiMediumPoint> medium;
+  std::vector<TtiFieldPoint> field;
+  std::vector<float> b;
+};
+
+/// A medium of smooth random tilt, azimuth, delta and eps - delta >= 0 (rough: independent per
+/// point), and fields random per point (smooth: a sum of plane waves of 4..12 points).
+Case make_case(const Box& box, unsigned seed, bool rough_medium, bool smooth_fields) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  const double pi = 3.14159265358979323846;
+  double kw[4][3], ph[4];
+  for (auto& w : kw)
+    for (double& c : w) c = (u(rng) - 0.5) * 2 * pi / (4 + 8 * u(rng));
+  for (double& p : ph) p = 2 * pi * u(rng);
+  const auto smooth = [&](int q, int i, int j, int k) {
+    return std::sin(kw[q][0] * i + kw[q][1] * j + kw[q][2] * k + ph[q]);
+  };
+  Case c;
+  c.medium.resize(box.size());
+  c.field.resize(box.size());
+  c.b.resize(box.size());
+  for (int i = -R; i < box.n + R; ++i)
+    for (int j = -R; j < box.n + R; ++j)
+      for (int k = -R; k < box.n + R; ++k) {
+        const bool r = rough_medium;
+        const double theta = pi * (r ? u(rng) : 0.5 + 0.5 * smooth(0, i, j, k));
+        const double phi = pi * (r ? 2 * u(rng) : 1 + smooth(1, i, j, k));
+        const double delta = r ? -0.1 + 0.3 * u(rng) : 0.05 + 0.15 * smooth(2, i, j, k);
+        const double eps = delta + (r ? 0.3 * u(rng) : 0.15 + 0.15 * smooth(3, i, j, k));
+        const size_t o = box.at(i, j, k);
+        c.medium[o] = physics::tti_medium_point(static_cast<float>(theta), static_cast<float>(phi),
+                                                static_cast<float>(1 + 2 * delta));
+        c.b[o] = static_cast<float>(2 * (eps - delta));
+        float p, q;
+        if (smooth_fields) {
+          p = static_cast<float>(smooth(0, 2 * i, j, k) + 0.5 * smooth(1, i, 3 * j, k));
+          q = static_cast<float>(0.3 * smooth(2, i, j, 2 * k));
+        } else {
+          p = static_cast<float>(2 * u(rng) - 1);
+          q = static_cast<float>(2 * u(rng) - 1);
+        }
+        c.field[o] = {p + q, p};
+      }
+  return c;
+}
+
+struct Agreement {
+  double worst = 0;  // max |split - pair| over both right-hand sides, relative to the scale
+  int i = 0, j = 0, k = 0;
+};
+
+/// Both forms at every point of the grid; the error relative to sum|w| * max|f|, the size of the
+/// operator's terms for fields of that scale.
+Agreement compare(const Box& box, const Case& c, const std::array<double, 3>& h) {
+  const physics::TtiStencil st = physics::make_tti_stencil(h);
+  const physics::TtiWeights w = physics::make_tti_weights(st);
+  double weight_sum = 0;
+  physics::for_each_tti_neighbour(
+      w, [&](int, int, int, int, float wt) { weight_sum += std::fabs(wt); });
+  double field_max = 0;
+  for (const auto& f : c.field)
+    field_max = std::max({field_max, double(std::fabs(f.s)), double(std::fabs(f.p))});
+  const double scale = weight_sum * field_max;
+  Agreement a;
+  for (int i = 0; i < box.n; ++i)
+    for (int j = 0; j < box.n; ++j)
+      for (int k = 0; k < box.n; ++k) {
+        const auto field = [&](int di, int dj, int dk) {
+          return c.field[box.at(i + di, j + dj, k + dk)];
+        };
+        const auto medium = [&](int di, int dj, int dk) {
+          return c.medium[box.at(i + di, j + dj, k + dk)];
+        };
+        const float b = c.b[box.at(i, j, k)];
+        const physics::TtiRhs pair = physics::tti_rhs73(field, medium, b, st);
+        const physics::TtiRhs split =
+            physics::tti_rhs73_split(field, medium, physics::tti_centre(medium, w), b, w);
+        const double err =
+            std::max(std::fabs(double(split.p) - pair.p), std::fabs(double(split.q) - pair.q)) /
+            scale;
+        if (err > a.worst) a = {err, i, j, k};
+      }
+  return a;
+}
+
+// fp32: both forms sum ~150 products of size up to w * |f|; their roundings differ, so a few
+// units of 6e-8 of sum|w| max|f| apart. A wrong term (one pair's weight) is >= 1e-3 of it.
+constexpr double kTolerance = 2e-6;
+
+struct Params {
+  bool rough_medium, smooth_fields;
+  std::array<double, 3> h;
+};
+
+class TtiSplitForm : public ::testing::TestWithParam<Params> {};
+
+TEST_P(TtiSplitForm, EqualsThePairFormAtEveryPoint) {
+  const Box box{14};
+  for (unsigned seed : {1u, 2u, 3u}) {
+    const Case c = make_case(box, seed, GetParam().rough_medium, GetParam().smooth_fields);
+    const Agreement a = compare(box, c, GetParam().h);
+    EXPECT_LT(a.worst, kTolerance)
+        << "seed " << seed << ", worst at (" << a.i << ", " << a.j << ", " << a.k << ")";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Media, TtiSplitForm,
+                         ::testing::Values(Params{false, false, {10, 10, 10}},
+                                           Params{false, true, {10, 12.5, 8}},
+                                           Params{true, false, {7, 10, 12}},
+                                           Params{true, true, {10, 10, 10}}));
+
+TEST(TtiSplitForm, WrongCentreWeightIsCaught) {
+  // The tolerance is meaningful: dropping one of the 72 pairs from kappa is far above it.
+  const Box box{6};
+  const Case c = make_case(box, 7, false, false);
+  const std::array<double, 3> h{10, 10, 10};
+  const physics::TtiStencil st = physics::make_tti_stencil(h);
+  const physics::TtiWeights w = physics::make_tti_weights(st);
+  double weight_sum = 0;
+  physics::for_each_tti_neighbour(
+      w, [&](int, int, int, int, float wt) { weight_sum += std::fabs(wt); });
+  const auto field = [&](int di, int dj, int dk) {
+    return c.field[box.at(2 + di, 3 + dj, 3 + dk)];
+  };
+  const auto medium = [&](int di, int dj, int dk) {
+    return c.medium[box.at(2 + di, 3 + dj, 3 + dk)];
+  };
+  physics::TtiCentre kappa = physics::tti_centre(medium, w);
+  const TtiMediumPoint m0 = medium(0, 0, 0), m4 = medium(0, 0, 4);
+  kappa.perp +=
+      w.z[3] * (physics::perp_own(m0, physics::kZZ) - physics::nn_component(m4, physics::kZZ));
+  const auto pair = physics::tti_rhs73(field, medium, 0.2f, st);
+  const auto split = physics::tti_rhs73_split(field, medium, kappa, 0.2f, w);
+  EXPECT_GT(std::fabs(double(split.p) - pair.p) / (weight_sum * std::fabs(field(0, 0, 0).s)),
+            kTolerance);
+}
+
+}  // namespace
+}  // namespace minimod
