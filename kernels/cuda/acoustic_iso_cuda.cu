@@ -61,13 +61,15 @@ class CudaAcousticIso final : public Propagator {
     }
     for (auto* b : {&u_, &u_prev_, &v2dt2_, &aux_, &psi_[0], &psi_[1], &psi_[2], &zeta_[0],
                     &zeta_[1], &zeta_[2]})
-      if (b->data()) MM_CUDA_CHECK(cudaMemset(b->data(), 0, static_cast<size_t>(b->bytes())));
+      if (b->data())  // on the stream of the uploads below, so that they land after the zeros
+        MM_CUDA_CHECK(cudaMemsetAsync(b->data(), 0, static_cast<size_t>(b->bytes()), inner_stream_.get()));
     upload_dense(v2dt2_, p_.v2dt2.data());
     p_.v2dt2.clear();
     p_.v2dt2.shrink_to_fit();
     scratch_ = DeviceBuffer<unsigned>(2, "health scratch");
-    // The memsets and copies above ran on the legacy stream, which the non-blocking streams do not
-    // wait for, and a copy from pageable memory may return before its DMA has landed.
+    // The profile copies above ran on the legacy stream, which the non-blocking streams do not
+    // wait for (and a copy from pageable memory may return before its DMA has landed); the zeros
+    // and uploads ran on inner_stream_, which pml_stream_ does not wait for either.
     MM_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
@@ -266,8 +268,9 @@ class CudaAcousticIso final : public Propagator {
     MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(pml_stream_.get()));
     for (auto* b : {&u_, &u_prev_, &aux_, &psi_[0], &psi_[1], &psi_[2], &zeta_[0], &zeta_[1], &zeta_[2]})
-      if (b->data()) MM_CUDA_CHECK(cudaMemset(b->data(), 0, static_cast<size_t>(b->bytes())));
-    MM_CUDA_CHECK(cudaDeviceSynchronize());  // cudaMemset may return before it has finished
+      if (b->data())
+        MM_CUDA_CHECK(cudaMemsetAsync(b->data(), 0, static_cast<size_t>(b->bytes()), inner_stream_.get()));
+    MM_CUDA_CHECK(cudaDeviceSynchronize());  // both streams see the zeros
     receivers_.clear();
   }
 

@@ -42,7 +42,8 @@ class CudaAcousticTti final : public Propagator {
                                      &nx_, &ny_, &nz_, &inv_a_};
     for (int f = 0; f < kArrays; ++f) {
       *arrays[f] = DeviceBuffer<float>(n, kNames[f]);
-      MM_CUDA_CHECK(cudaMemset(arrays[f]->data(), 0, static_cast<size_t>(arrays[f]->bytes())));
+      // On stream_, which the uploads below use: a legacy-stream memset is unordered with them.
+      MM_CUDA_CHECK(cudaMemsetAsync(arrays[f]->data(), 0, static_cast<size_t>(arrays[f]->bytes()), stream_.get()));
     }
     upload_dense(v2dt2_, p_.v2dt2.data());
     upload_dense(b_, p_.b.data());
@@ -52,7 +53,9 @@ class CudaAcousticTti final : public Propagator {
       fill_tti_medium(p_, layout_, m, m + n, m + 2 * n, m + 3 * n);
       DeviceBuffer<float>* medium[] = {&nx_, &ny_, &nz_, &inv_a_};
       for (int c = 0; c < 4; ++c)
-        MM_CUDA_CHECK(cudaMemcpy(medium[c]->data(), m + c * n, static_cast<size_t>(n) * 4, cudaMemcpyHostToDevice));
+        MM_CUDA_CHECK(cudaMemcpyAsync(medium[c]->data(), m + c * n, static_cast<size_t>(n) * 4,
+                                      cudaMemcpyHostToDevice, stream_.get()));
+      MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // before `host` goes
     }
     for (int a = 0; a < 3; ++a) {
       const auto& e = p_.damping.eta[a];
@@ -151,8 +154,8 @@ class CudaAcousticTti final : public Propagator {
   void reset_state() {
     MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     for (auto* b : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_})
-      MM_CUDA_CHECK(cudaMemset(b->data(), 0, static_cast<size_t>(b->bytes())));
-    MM_CUDA_CHECK(cudaDeviceSynchronize());
+      MM_CUDA_CHECK(cudaMemsetAsync(b->data(), 0, static_cast<size_t>(b->bytes()), stream_.get()));
+    MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     receivers_.clear();
   }
   void settle_after_failed_step() { MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get())); }
