@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One GPU call for a working session: build for sm_90, the gpu-labelled tests (the distributed
+# TTI ones repeated, with several OpenMP threads per rank), Minimod's isotropic case and the TTI
+# case on the chosen kernels, `kernel: auto` for both, and optionally an Nsight Compute profile of
+# the inner and PML kernels. Run on the GPU machine from the repo root; logs go to $OUT when set.
+#   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h100_session.sh
+# Environment: ISO_KERNELS, TTI_KERNELS, SHAPES (default 1000), REPEAT_TTI_MPI (default 3),
+# SKIP_TESTS=1, PROFILE=1 (ncu on a 512^3 run), SKIP_AUTO=1.
+set -uo pipefail
+out=${OUT:-/tmp}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+iso=${ISO_KERNELS:-semi:64x8x64,streaming:64x8x32,swic:32x8x256}
+tti=${TTI_KERNELS:-swic:32x4x64}
+shapes=${SHAPES:-1000}
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+echo "commit ${MINIMOD_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)} $(date -u +%FT%TZ)"
+start=$(date +%s)
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
+  -DMINIMOD_COMMIT="${MINIMOD_COMMIT:-unknown}" > "$out/cmake.log" 2>&1 &&
+  cmake --build build -j16 > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
+echo "build: $(( $(date +%s) - start )) s"
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  ctest --test-dir build -L gpu -j3 -E "Autotune|GpuMemory|tti_cuda" --output-on-failure > "$out/ctest-gpu.log" 2>&1
+  ctest --test-dir build -R "Autotune|GpuMemory" --output-on-failure > "$out/ctest-timing.log" 2>&1
+  grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)|Skipped" "$out/ctest-gpu.log" "$out/ctest-timing.log"
+  for r in $(seq "${REPEAT_TTI_MPI:-3}"); do
+    ctest --test-dir build -R tti_cuda --output-on-failure > "$out/ctest-tti-mpi-$r.log" 2>&1
+    echo "distributed TTI on CUDA, try $r: $(grep -hE 'tests passed' "$out/ctest-tti-mpi-$r.log")"
+  done
+  grep -h -B2 -A12 "Failure\|differ" "$out"/ctest-tti-mpi-*.log | head -40
+  echo "tests: $(( $(date +%s) - start )) s"
+fi
+echo "== acoustic_iso, Minimod's case"
+build/bench/minimod_bench --backend cuda --kernels "$iso" --shapes "$shapes" --steps 100 2>&1 | tee "$out/bench-iso.log" | grep '^|\|^#'
+echo "== acoustic_tti"
+build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$tti" --shapes "$shapes" \
+  --steps 20 2>&1 | tee "$out/bench-tti.log" | grep '^|\|^#'
+if [ "${SKIP_AUTO:-0}" != 1 ]; then
+  echo "== kernel: auto, acoustic_iso 1000^3"
+  MINIMOD_AUTOTUNE_CACHE= build/minimod --config configs/minimod-benchmark.yaml \
+    --set 'grid.shape=[1000,1000,1000]' --set 'source.position=[10000,10000,10000]' \
+    --set time.steps=300 --set execution.kernel=auto --set output.file=/tmp/auto.h5 \
+    --set output.overwrite=true --set output.final_wavefield=false 2>&1 | tee "$out/auto-iso.log" | grep -i "auto\|summary"
+fi
+if [ "${PROFILE:-0}" = 1 ] && command -v ncu > /dev/null; then
+  echo "== ncu (512^3)"
+  ncu --kernel-name regex:"${PROFILE_KERNELS:-semi_iso|pml_stream}" --launch-skip 4 --launch-count 2 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
+    build/bench/minimod_bench --backend cuda --kernels semi:64x8x64 --shapes 512 --steps 3 > "$out/ncu.log" 2>&1
+  grep -E "^  [a-z_]+.*\(|Throughput|Duration|Busy|Achieved Occupancy|Stall|Warp Cycles|Registers|Bandwidth" "$out/ncu.log" | head -80
+fi
+echo "total: $(( $(date +%s) - start )) s"
