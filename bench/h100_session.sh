@@ -5,7 +5,7 @@
 # the inner and PML kernels. Run on the GPU machine from the repo root; logs go to $OUT when set.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h100_session.sh
 # Environment: ISO_KERNELS, TTI_KERNELS, SHAPES (default 1000), REPEAT_TTI_MPI (default 3),
-# SKIP_TESTS=1, PROFILE=1 (ncu on a 512^3 run), SKIP_AUTO=1.
+# SKIP_TESTS=1, PROFILE=1 (ncu on a 512^3 run; PROFILE_SPEC, PROFILE_KERNELS), SKIP_AUTO=1.
 set -uo pipefail
 out=${OUT:-/tmp}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -46,7 +46,7 @@ if [ "${PROFILE:-0}" = 1 ] && command -v ncu > /dev/null; then
   echo "== ncu (512^3)"
   ncu --kernel-name regex:"${PROFILE_KERNELS:-semi_iso|pml_stream}" --launch-skip 4 --launch-count 2 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
-    build/bench/minimod_bench --backend cuda --kernels semi:64x8x64 --shapes 512 --steps 3 > "$out/ncu.log" 2>&1
+    build/bench/minimod_bench --backend cuda --kernels "${PROFILE_SPEC:-semi:64x8x64}" --shapes 512 --steps 3 > "$out/ncu.log" 2>&1
   grep -E "^  [a-z_]+.*\(|Throughput|Duration|Busy|Achieved Occupancy|Stall|Warp Cycles|Registers|Bandwidth" "$out/ncu.log" | head -80
 fi
 echo "total: $(( $(date +%s) - start )) s"
