@@ -185,7 +185,7 @@ TuneOutcome autotune(PropagatorKind kind, const std::string& key, const std::str
   outcome.key = key;
   if (const auto hit = read_autotune_cache(cache, key)) {
     const KernelFamily* f = family_for(hit->family, kind);
-    const bool tile_ok = f && std::any_of(tunables(*f, kind).begin(), tunables(*f, kind).end(),
+    const bool tile_ok = f && !f->unverified && std::any_of(tunables(*f, kind).begin(), tunables(*f, kind).end(),
                                           [&](const Tile& t) { return same_tile(t, hit->tile); });
     if (tile_ok) {
       outcome.cached = true;
@@ -211,7 +211,7 @@ TuneOutcome autotune(PropagatorKind kind, const std::string& key, const std::str
   int candidates = 0;
   bool clocks_warm = false;
   for (const auto& f : families()) {
-    if (!implements(f, kind)) continue;
+    if (!implements(f, kind) || f.unverified) continue;
     for (const Tile& t : tunables(f, kind)) {
       ++candidates;
       try {

@@ -7,6 +7,7 @@
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/resources.hpp"
 #include "physics/error.hpp"
+#include "physics/log.hpp"
 
 namespace minimod::kernels::cuda {
 namespace {
@@ -48,6 +49,9 @@ std::pair<const KernelFamily*, Tile> parse_kernel(const std::string& spec, Propa
       (std::sscanf(spec.c_str() + colon + 1, "%dx%dx%d", &tile.x, &tile.y, &tile.z) != 3 || tile.x < 1 ||
        tile.y < 1 || tile.z < 1))
     throw ConfigError("config error: execution.kernel: bad tile in '" + spec + "' (expected family:XxYxZ)");
+  if (family.unverified)
+    log::warn("execution.kernel: " + family.name +
+              " has not yet been checked against the CPU reference on a GPU; results are unverified");
   return {&family, tile};
 }
 
@@ -60,6 +64,7 @@ std::vector<std::string> list_families() {
       s << "cuda " << f.name << (p == PropagatorKind::acoustic_iso ? " acoustic_iso" : " acoustic_tti") << " tiles:";
       for (const auto& t : tunables(f, p)) s << " " << t.x << "x" << t.y << "x" << t.z;
       s << "  (" << f.description << ")";
+      if (f.unverified) s << " [unverified: not yet checked on a GPU; auto skips it]";
       out.push_back(s.str());
     }
   }

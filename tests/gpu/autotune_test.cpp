@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <sstream>
 
 #include "kernels/backends.hpp"
@@ -253,6 +254,34 @@ TEST_F(Autotune, RunWithAutoEqualsRunWithTheChosenKernelBitForBit) {
     tuned->take_traces(b);
     ASSERT_EQ(a.size(), 120u * 3);
     EXPECT_TRUE(bitwise_equal(a, b));
+  }
+}
+
+}  // namespace
+}  // namespace minimod
+
+namespace minimod {
+namespace {
+
+// Needs no GPU: the timing is a stand-in. `auto` must never choose a family that has not been
+// checked against the CPU reference on a GPU (KernelFamily::unverified), and times every other.
+TEST(AutotuneCandidates, EveryVerifiedFamilyAndNoUnverifiedOneIsTimed) {
+  for (auto kind : {cuda::PropagatorKind::acoustic_iso, cuda::PropagatorKind::acoustic_tti}) {
+    std::set<std::string> timed;
+    const auto fake = [&timed](const cuda::KernelFamily& f, const cuda::Tile& t, int steps) {
+      timed.insert(f.name);
+      return 1e-3 * steps * (1.0 + 0.01 * t.x);  // deterministic, distinct per tile
+    };
+    const auto outcome = cuda::autotune(kind, "test-key", "", 1000000, fake);
+    ASSERT_FALSE(outcome.table.empty());
+    for (const auto& f : cuda::families()) {
+      if (!cuda::implements(f, kind)) continue;
+      EXPECT_EQ(timed.count(f.name), f.unverified ? 0u : 1u) << f.name;
+    }
+    for (const auto& r : outcome.table) {
+      const auto* f = &cuda::find_family(r.family, kind);
+      EXPECT_FALSE(f->unverified) << r.family;
+    }
   }
 }
 
