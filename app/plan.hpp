@@ -52,7 +52,7 @@ std::string describe(const RunPlan& plan);
 
 /// Bytes of field memory a propagator of this plan allocates (same layout as the backends).
 std::int64_t estimate_field_bytes(const physics::Index3& shape, pml::PmlKind kind);
-/// The same for the acoustic TTI CPU propagator.
+/// The same for the acoustic TTI propagators (the CUDA one's, the larger).
 std::int64_t estimate_tti_bytes(const physics::Index3& shape);
 
 }  // namespace minimod::app

@@ -12,13 +12,18 @@ namespace minimod::kernels {
 
 /// Everything a point update reads and writes; all views share one layout. Per point the update
 /// reads p, q, p_prev, q_prev, (v dt)^2, b and the medium (nx, ny, nz, 1 / a) at the point and its
-/// neighbours: 48 B from memory when the neighbours' reads hit the caches.
+/// neighbours: 48 B from memory when the neighbours' reads hit the caches (56 B for the split form,
+/// which also reads kappa_perp and kappa_axis).
 struct TtiStepArgs {
   physics::View3<const float> p, q;           // time level n
   physics::View3<float> p_next, q_next;       // hold n - 1 on entry
   physics::View3<float> aux_p, aux_q;         // PML auxiliary fields
   physics::View3<const float> v2dt2, b;       // (v dt)^2, 2 (eps - delta)
   physics::View3<const float> nx, ny, nz, inv_a;  // physics::TtiMediumPoint, halo filled
+  // The split form's static centre weights (physics::tti_centre) at the grid points, for the
+  // kernels that evaluate it (swic); empty where the propagator evaluates only the pair form.
+  physics::View3<const float> kappa_perp, kappa_axis;
+  physics::TtiWeights weights;                // the split form's weights (make_tti_weights)
   const float* eta[3];                        // eta[axis][i + 1], i = -1 .. n
   float inv_4h2[3];
   physics::TtiStencil stencil;
@@ -94,6 +99,12 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_update_from_rhs(const TtiStepArgs& g, in
   };
   damped(at_p, pn, g.aux_p.origin + o, r.p);
   damped(at_q, qn, g.aux_q.origin + o, r.q);
+}
+
+/// The split form's centre weights of point o from the medium arrays around it (halo filled).
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiCentre tti_centre_at(const TtiStepArgs& g, std::int64_t o) {
+  const TtiGlobalPoint pt{g, o};
+  return physics::tti_centre([&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.weights);
 }
 
 /// One point of the step: the right-hand sides from the arrays (tti_rhs73), then the update.

@@ -1,8 +1,9 @@
 // CUDA backend of the acoustic TTI propagator: one launch of a pluggable kernel family
 // (kernels/cuda/registry.hpp: gmem, smem, semi, swic, or `auto`) over the whole grid, each point
 // leapfrogged inside the inner region and damped in the PML (kernels/tti_point.hpp); then source
-// injection into p, free surfaces on p and q, receivers on p or q, all on the GPU. Memory: 12 arrays per point (p, q at two levels, two auxiliary fields, (v dt)^2, b,
-// and the medium nx, ny, nz, 1 / a), halo included: 1000^3 takes 49 GB.
+// injection into p, free surfaces on p and q, receivers on p or q, all on the GPU. Memory: 14 arrays
+// per point (p, q at two levels, two auxiliary fields, (v dt)^2, b, the medium nx, ny, nz, 1 / a,
+// and the split form's centre weights kappa_perp, kappa_axis), halo included: 1000^3 takes 57 GB.
 // Distributed (a subdomain of mpi/subdomain.hpp): after the sources, p and q exchange their face
 // and edge halos axis by axis (kernels/halo.hpp, exchange_by_axis), packed on the GPU and staged
 // through pinned host memory for host transports; synchronous, not overlapped (correct first).
@@ -25,7 +26,20 @@ namespace minimod::kernels {
 namespace cuda {
 namespace {
 
-constexpr int kArrays = 12;
+constexpr int kArrays = 14;
+
+/// The split form's centre weights of every grid point from the medium arrays the kernels read
+/// (physics::tti_centre), so that they match the medium exactly, faded layer included.
+__global__ void fill_centre_weights(TtiStepArgs g, physics::Box3 box, float* kappa_perp, float* kappa_axis) {
+  const int k = box.lo.k + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = box.lo.j + static_cast<int>(blockIdx.y);
+  const int i = box.lo.i + static_cast<int>(blockIdx.z);
+  if (k >= box.hi().k) return;
+  const std::int64_t o = g.nx.offset(i, j, k);
+  const physics::TtiCentre c = tti_centre_at(g, o);
+  kappa_perp[o] = c.perp;
+  kappa_axis[o] = c.axis;
+}
 
 class CudaAcousticTti final : public Propagator {
  public:
@@ -37,9 +51,9 @@ class CudaAcousticTti final : public Propagator {
     const std::int64_t n = layout_.elements();
     check_fits(kArrays * n * 4);
     static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
-                                   "nx", "ny", "nz", "1/a"};
+                                   "nx", "ny", "nz", "1/a", "kappa_perp", "kappa_axis"};
     DeviceBuffer<float>* arrays[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_, &v2dt2_, &b_,
-                                     &nx_, &ny_, &nz_, &inv_a_};
+                                     &nx_, &ny_, &nz_, &inv_a_, &kappa_perp_, &kappa_axis_};
     for (int f = 0; f < kArrays; ++f) {
       *arrays[f] = DeviceBuffer<float>(n, kNames[f]);
       // On stream_, which the uploads below use: a legacy-stream memset is unordered with them.
@@ -65,6 +79,16 @@ class CudaAcousticTti final : public Propagator {
     }
     for (const auto& r : problem_regions(p_))  // a subdomain's are clipped to its box
       if (!r.is_pml) inner_ = r.box;
+    {
+      // On the legacy stream, after the synchronous copies above; the halo keeps its 0 (the
+      // kernels read kappa only at the points they update).
+      const Box3 box = p_.grid.box();
+      if (!box.empty()) {
+        fill_centre_weights<<<dim3(ceil_div(box.n.k, 128), box.n.j, box.n.i), 128>>>(
+            step_args(), box, kappa_perp_.data(), kappa_axis_.data());
+        MM_CUDA_CHECK_LAUNCH("fill_centre_weights");
+      }
+    }
     scratch_ = DeviceBuffer<unsigned>(2, "health scratch");
     for (auto* v : {&p_.v2dt2, &p_.a, &p_.b, &p_.theta, &p_.phi}) std::vector<float>().swap(*v);
     // The memsets and copies above ran on the legacy stream, which stream_ (non-blocking) does
@@ -82,25 +106,7 @@ class CudaAcousticTti final : public Propagator {
 
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
     const cudaStream_t s = stream_.get();
-    TtiStepArgs g{};
-    g.p = view(p1_);
-    g.q = view(q1_);
-    g.p_next = view(p0_);
-    g.q_next = view(q0_);
-    g.aux_p = view(aux_p_);
-    g.aux_q = view(aux_q_);
-    g.v2dt2 = view(v2dt2_);
-    g.b = view(b_);
-    g.nx = view(nx_);
-    g.ny = view(ny_);
-    g.nz = view(nz_);
-    g.inv_a = view(inv_a_);
-    for (int a = 0; a < 3; ++a) {
-      g.eta[a] = eta_[a].data();
-      g.inv_4h2[a] = p_.inv_4h2[static_cast<size_t>(a)];
-    }
-    g.stencil = p_.stencil;
-    g.inner = inner_;
+    const TtiStepArgs g = step_args();
     // One launch over the whole grid: every family's point update takes the damped branch
     // outside g.inner (kernels/tti_point.hpp).
     family_->launch_tti(g, p_.grid.box(), tile_, s);
@@ -215,6 +221,33 @@ class CudaAcousticTti final : public Propagator {
 
  private:
   View3<float> view(const DeviceBuffer<float>& b) const { return layout_.view(b.data()); }
+
+  /// What a step's kernels read: p, q of level n, p_next, q_next holding level n - 1.
+  TtiStepArgs step_args() const {
+    TtiStepArgs g{};
+    g.p = view(p1_);
+    g.q = view(q1_);
+    g.p_next = view(p0_);
+    g.q_next = view(q0_);
+    g.aux_p = view(aux_p_);
+    g.aux_q = view(aux_q_);
+    g.v2dt2 = view(v2dt2_);
+    g.b = view(b_);
+    g.nx = view(nx_);
+    g.ny = view(ny_);
+    g.nz = view(nz_);
+    g.inv_a = view(inv_a_);
+    g.kappa_perp = view(kappa_perp_);
+    g.kappa_axis = view(kappa_axis_);
+    for (int a = 0; a < 3; ++a) {
+      g.eta[a] = eta_[a].data();
+      g.inv_4h2[a] = p_.inv_4h2[static_cast<size_t>(a)];
+    }
+    g.stencil = p_.stencil;
+    g.weights = physics::make_tti_weights(p_.stencil);
+    g.inner = inner_;
+    return g;
+  }
   const DeviceBuffer<float>& field(const std::string& name) const {
     if (name == "p" || name == "u") return p1_;
     if (name == "p_prev" || name == "u_prev") return p0_;
@@ -291,7 +324,8 @@ class CudaAcousticTti final : public Propagator {
   const KernelFamily* family_;
   Tile tile_;
   Stream stream_;
-  DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, eta_[3];
+  DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, kappa_perp_, kappa_axis_,
+      eta_[3];
   DeviceBuffer<unsigned> scratch_;
   Box3 inner_;
   DeviceReceivers receivers_;
