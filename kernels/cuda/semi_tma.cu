@@ -31,7 +31,10 @@
 #include <mutex>
 #include <string>
 
+#include "kernels/cuda/block_emulation.hpp"
+#include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/emulation.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/tti_stage.cuh"
 #include "physics/error.hpp"
@@ -41,38 +44,6 @@ namespace minimod::kernels::cuda {
 namespace {
 
 constexpr int R = physics::kRadius;
-
-__device__ __forceinline__ unsigned smem_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, unsigned count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "r"(count) : "memory");
-}
-/// Arrives (count 1) and announces `bytes` of copies that will complete on this barrier.
-__device__ __forceinline__ void mbarrier_expect_bytes(std::uint64_t* bar, unsigned bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "wait_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra wait_%=;\n"
-      "}\n" ::"r"(smem_address(bar)),
-      "r"(parity)
-      : "memory");
-}
-/// A (c0, c1, c2) box of `map` into shared memory at dst (128-B aligned), completing on bar.
-__device__ __forceinline__ void tensor_copy_3d(void* dst, const CUtensorMap* map, int c0, int c1, int c2,
-                                               std::uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
-      "[%5];" ::"r"(smem_address(dst)),
-      "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar))
-      : "memory");
-}
 
 template <int TX, int TY>
 struct StageLayout {
@@ -94,49 +65,58 @@ struct MapOrigin {
   int i, j, k;
 };
 
-template <int TX, int TY, int RY, int NS>
-__global__ void __launch_bounds__(TX * TY / RY)
-    semi_tma_iso(IsoStepArgs a, const __grid_constant__ CUtensorMap map_u,
-                 const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
-                 MapOrigin origin, int chunk) {
+/// Issued by thread 0: plane p into its stage, the u tile with its j/k halo and, when p-4 is an
+/// output plane of the chunk, that plane's u_prev and v2dt2; all complete on the stage's mbarrier.
+#pragma nv_exec_check_disable
+template <int TX, int TY, int NS, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void stage_plane(const Block& blk, int p, int first, int i_begin, int k0, int j0,
+                                                const MapOrigin& origin, unsigned char* base, std::uint64_t* bar,
+                                                const Map& map_u, const Map& map_prev, const Map& map_v2dt2) {
+  using L = StageLayout<TX, TY>;
+  const int slot = (p - first) % NS;
+  unsigned char* st = base + slot * L::kStageBytes;
+  const bool own = p - R >= i_begin;
+  blk.expect_bytes(bar + slot, L::kTileBytes + (own ? 2 * L::kOwnBytes : 0));
+  blk.copy_3d(st, map_u, k0 - R - origin.k, j0 - R - origin.j, p - origin.i, bar + slot);
+  if (own) {
+    blk.copy_3d(st + L::kUBytes, map_prev, k0 - origin.k, j0 - origin.j, p - R - origin.i, bar + slot);
+    blk.copy_3d(st + L::kUBytes + L::kOwnBytes, map_v2dt2, k0 - origin.k, j0 - origin.j, p - R - origin.i,
+                bar + slot);
+  }
+}
+
+/// One block's work: the body of semi_tma_iso, written against the execution model of
+/// block_model.cuh (DeviceBlock on the GPU, HostBlock in the emulation) with `raw` its dynamic
+/// shared memory and Map its tensor-map type.
+#pragma nv_exec_check_disable
+template <int TX, int TY, int RY, int NS, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoStepArgs& a, const Map& map_u,
+                                                   const Map& map_prev, const Map& map_v2dt2, MapOrigin origin,
+                                                   int chunk, unsigned char* raw) {
   static_assert(TY % RY == 0, "RY rows per thread must divide the tile's rows");
   using L = StageLayout<TX, TY>;
   constexpr int SX = L::SX;
-  extern __shared__ unsigned char semi_tma_raw[];
   unsigned char* const base = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<std::uintptr_t>(semi_tma_raw) + 127) & ~static_cast<std::uintptr_t>(127));
+      (reinterpret_cast<std::uintptr_t>(raw) + 127) & ~static_cast<std::uintptr_t>(127));
   std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(base + NS * L::kStageBytes);
 
-  const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TX + tx;
+  const int tx = blk.tx, ty = blk.ty, tid = ty * TX + tx;
   const physics::Index3 hi = a.region.hi();
-  const int k0 = a.region.lo.k + static_cast<int>(blockIdx.x) * TX;
-  const int j0 = a.region.lo.j + static_cast<int>(blockIdx.y) * TY;
-  const int i_begin = a.region.lo.i + static_cast<int>(blockIdx.z) * chunk;
-  const int i_end = min(i_begin + chunk, hi.i);
+  const int k0 = a.region.lo.k + blk.bx * TX;
+  const int j0 = a.region.lo.j + blk.by * TY;
+  const int i_begin = a.region.lo.i + blk.bz * chunk;
+  const int i_end = i_begin + chunk < hi.i ? i_begin + chunk : hi.i;
   const int first = i_begin - R, last = i_end + R;  // planes streamed: [first, last)
   const int k = k0 + tx;
 
-  // Thread 0 stages plane p: the u tile, and u_prev / v2dt2 of output plane p-4 when it is one.
-  const auto issue = [&](int p) {
-    const int slot = (p - first) % NS;
-    unsigned char* st = base + slot * L::kStageBytes;
-    const bool own = p - R >= i_begin;
-    mbarrier_expect_bytes(bar + slot, L::kTileBytes + (own ? 2 * L::kOwnBytes : 0));
-    tensor_copy_3d(st, &map_u, k0 - R - origin.k, j0 - R - origin.j, p - origin.i, bar + slot);
-    if (own) {
-      tensor_copy_3d(st + L::kUBytes, &map_prev, k0 - origin.k, j0 - origin.j, p - R - origin.i, bar + slot);
-      tensor_copy_3d(st + L::kUBytes + L::kOwnBytes, &map_v2dt2, k0 - origin.k, j0 - origin.j, p - R - origin.i,
-                     bar + slot);
-    }
-  };
-
   if (tid == 0) {
-    for (int s = 0; s < NS; ++s) mbarrier_init(bar + s, 1);
-    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");  // visible to the copy engine
+    for (int s = 0; s < NS; ++s) blk.mbarrier_init(bar + s, 1);
+    blk.fence_init();  // visible to the copy engine
   }
-  __syncthreads();
+  blk.sync();
   if (tid == 0)
-    for (int s = 0; s < NS - 1 && first + s < last; ++s) issue(first + s);
+    for (int s = 0; s < NS - 1 && first + s < last; ++s)
+      stage_plane<TX, TY, NS>(blk, first + s, first, i_begin, k0, j0, origin, base, bar, map_u, map_prev, map_v2dt2);
 
   float h[RY][R] = {};  // h[r][m-1] = u(p-m) of row r
   float P[RY][R] = {};  // P[r][d] = partial Laplacian of output p-4+d of row r
@@ -152,12 +132,13 @@ __global__ void __launch_bounds__(TX * TY / RY)
 
   for (int p = first; p < last; ++p) {
     const int n = p - first, slot = n % NS;
-    __syncthreads();  // everyone is done with plane p-1: its stage may be refilled
+    blk.sync();  // everyone is done with plane p-1: its stage may be refilled
     if (tid == 0 && p + NS - 1 < last) {
-      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // generic reads before async writes
-      issue(p + NS - 1);
+      blk.fence_proxy();  // the generic reads of that stage before the copy engine's writes
+      stage_plane<TX, TY, NS>(blk, p + NS - 1, first, i_begin, k0, j0, origin, base, bar, map_u, map_prev,
+                              map_v2dt2);
     }
-    mbarrier_wait(bar + slot, static_cast<unsigned>(n / NS) & 1u);
+    blk.wait(bar + slot, static_cast<unsigned>(n / NS) & 1u);
 
     const float* su = reinterpret_cast<const float*>(base + slot * L::kStageBytes);
     const float* sprev = reinterpret_cast<const float*>(base + slot * L::kStageBytes + L::kUBytes);
@@ -200,6 +181,15 @@ __global__ void __launch_bounds__(TX * TY / RY)
   }
 }
 
+template <int TX, int TY, int RY, int NS>
+__global__ void __launch_bounds__(TX * TY / RY)
+    semi_tma_iso(IsoStepArgs a, const __grid_constant__ CUtensorMap map_u,
+                 const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
+                 MapOrigin origin, int chunk) {
+  extern __shared__ unsigned char semi_tma_raw[];
+  semi_tma_block<TX, TY, RY, NS>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, origin, chunk, semi_tma_raw);
+}
+
 // --- host side ----------------------------------------------------------------------------------
 
 PFN_cuTensorMapEncodeTiled_v12000 encoder() {
@@ -239,6 +229,7 @@ struct Variant {
   int x, y, ry, stages;
   const void* kernel;
   void (*launch)(const IsoStepArgs&, int, cudaStream_t);
+  void (*emulate)(const IsoStepArgs&, int);
   int smem_bytes;
 };
 
@@ -256,10 +247,25 @@ void launch_variant(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   kernel<<<grid, block, bytes, s>>>(a, mu, mp, mv, origin, chunk);
 }
 
+/// The same block body on host threads over host arrays (block_emulation.hpp): the same grid,
+/// shared-memory size and tensor-map boxes as launch_variant.
+template <int TX, int TY, int RY, int NS>
+void emulate_variant(const IsoStepArgs& a, int chunk) {
+  const MapOrigin origin{a.u.box.lo.i, a.u.box.lo.j, a.u.box.lo.k};
+  const HostTensorMap mu = HostTensorMap::of(a.u, TX + 2 * R, TY + 2 * R);
+  const HostTensorMap mp = HostTensorMap::of(a.u_next, TX, TY);
+  const HostTensorMap mv = HostTensorMap::of(a.v2dt2, TX, TY);
+  const int grid[3] = {static_cast<int>(ceil_div(a.region.n.k, TX)), static_cast<int>(ceil_div(a.region.n.j, TY)),
+                       static_cast<int>(ceil_div(a.region.n.i, chunk))};
+  emulate_grid(grid, TX, TY / RY, shared_bytes<TX, TY, NS>(), [&](HostBlock& blk, unsigned char* raw) {
+    semi_tma_block<TX, TY, RY, NS>(blk, a, mu, mp, mv, origin, chunk, raw);
+  });
+}
+
 template <int TX, int TY, int RY, int NS>
 constexpr Variant variant() {
   return {TX, TY, RY, NS, reinterpret_cast<const void*>(&semi_tma_iso<TX, TY, RY, NS>),
-          &launch_variant<TX, TY, RY, NS>, shared_bytes<TX, TY, NS>()};
+          &launch_variant<TX, TY, RY, NS>, &emulate_variant<TX, TY, RY, NS>, shared_bytes<TX, TY, NS>()};
 }
 
 // (k, j) output tiles: x = TX, y = TY; RY rows per thread, so TX * TY / RY threads.
@@ -313,4 +319,10 @@ KernelFamily family() {
 const bool kRegistered = register_family(family());
 
 }  // namespace
+
+void emulate_semi_tma(const IsoStepArgs& a, const Tile& t) {
+  const Variant& v = find(t);
+  if (!a.region.empty()) v.emulate(a, t.z);
+}
+
 }  // namespace minimod::kernels::cuda

@@ -1,0 +1,168 @@
+// Host emulation of the block execution model of kernels/cuda/block_model.cuh, for checking a
+// staged kernel's indexing, pipeline and barrier logic on a machine without a GPU: every thread
+// of a block is a host thread, the block barrier is real, an mbarrier completes a phase when its
+// arrivals and announced bytes are both in, and a tensor copy lands the moment it is issued (the
+// harshest timing for a slot still being read: a missing block barrier before the refill shows
+// up as wrong results). Shared memory is poisoned with NaN, so a read of anything never staged
+// poisons the output. Blocks run one after another. Not for timing.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "physics/view3.hpp"
+
+namespace minimod::kernels::cuda {
+
+/// The host counterpart of a CUtensorMap: fp32, three dimensions (k fastest), a box (bx, by, 1).
+struct HostTensorMap {
+  const float* corner = nullptr;  // element (0, 0, 0) of the tensor
+  std::int64_t dim[3] = {};       // extents, k fastest
+  std::int64_t stride[2] = {};    // elements between j rows and between i planes
+  int box[3] = {1, 1, 1};
+
+  /// Over a view's whole allocation, as semi_tma's tensor_map builds the device one.
+  template <class T>
+  static HostTensorMap of(const physics::View3<T>& v, int bx, int by) {
+    HostTensorMap m;
+    m.corner = v.ptr(v.box.lo.i, v.box.lo.j, v.box.lo.k);
+    m.dim[0] = v.box.n.k;
+    m.dim[1] = v.box.n.j;
+    m.dim[2] = v.box.n.i;
+    m.stride[0] = v.sy;
+    m.stride[1] = v.sx;
+    m.box[0] = bx;
+    m.box[1] = by;
+    return m;
+  }
+  int bytes() const { return box[0] * box[1] * box[2] * 4; }
+};
+
+/// State shared by the threads of one emulated block.
+class HostBlockState {
+ public:
+  explicit HostBlockState(int threads) : threads_(threads) {}
+
+  void sync() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    const unsigned long generation = generation_;
+    if (++arrived_ == threads_) {
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return generation_ != generation; });
+    }
+  }
+  void init(const void* bar, unsigned count) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    barriers_[bar] = Mbarrier{static_cast<int>(count), static_cast<int>(count), 0, 0};
+  }
+  void expect_bytes(const void* bar, unsigned bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Mbarrier& b = find(bar);
+    --b.pending;
+    b.bytes += bytes;
+    complete_if_done(b);
+  }
+  void landed(const void* bar, int bytes) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Mbarrier& b = find(bar);
+    b.bytes -= bytes;
+    if (b.bytes < 0) throw std::logic_error("emulated mbarrier: more bytes landed than announced");
+    complete_if_done(b);
+  }
+  void wait(const void* bar, unsigned parity) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    cv_.wait(lock, [&] { return (find(bar).completed & 1u) != (parity & 1u); });
+  }
+
+ private:
+  struct Mbarrier {
+    int count, pending;
+    std::int64_t bytes;
+    unsigned completed;  // phases completed so far
+  };
+  Mbarrier& find(const void* bar) {
+    auto it = barriers_.find(bar);
+    if (it == barriers_.end()) throw std::logic_error("emulated mbarrier used before mbarrier_init");
+    return it->second;
+  }
+  void complete_if_done(Mbarrier& b) {
+    if (b.pending < 0) throw std::logic_error("emulated mbarrier: more arrivals than its count");
+    if (b.pending == 0 && b.bytes == 0) {
+      ++b.completed;
+      b.pending = b.count;
+      cv_.notify_all();
+    }
+  }
+
+  const int threads_;
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  int arrived_ = 0;
+  unsigned long generation_ = 0;
+  std::map<const void*, Mbarrier> barriers_;
+};
+
+/// One emulated thread's view of the block (the interface of block_model.cuh).
+struct HostBlock {
+  int tx = 0, ty = 0, bx = 0, by = 0, bz = 0;
+  HostBlockState* state = nullptr;
+
+  void sync() const { state->sync(); }
+  void mbarrier_init(std::uint64_t* bar, unsigned count) const { state->init(bar, count); }
+  void fence_init() const {}
+  void fence_proxy() const {}
+  void expect_bytes(std::uint64_t* bar, unsigned bytes) const { state->expect_bytes(bar, bytes); }
+  void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar) const {
+    float* out = static_cast<float*>(dst);
+    for (int z = 0; z < m.box[2]; ++z)
+      for (int y = 0; y < m.box[1]; ++y)
+        for (int x = 0; x < m.box[0]; ++x) {
+          const std::int64_t a = c0 + x, b = c1 + y, c = c2 + z;
+          const bool inside = a >= 0 && a < m.dim[0] && b >= 0 && b < m.dim[1] && c >= 0 && c < m.dim[2];
+          *out++ = inside ? m.corner[c * m.stride[1] + b * m.stride[0] + a] : 0.0f;  // zero fill outside
+        }
+    state->landed(bar, m.bytes());
+  }
+  void wait(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }
+};
+
+/// Runs body(blk, shared) for every thread of every block of `grid`, blocks of (bx, by) threads,
+/// `shared_bytes` of NaN-poisoned shared memory per block (fresh for each block).
+inline void emulate_grid(const int grid[3], int threads_x, int threads_y, int shared_bytes,
+                         const std::function<void(HostBlock&, unsigned char*)>& body) {
+  std::vector<float> shared((static_cast<size_t>(shared_bytes) + 3) / 4 + 1);
+  for (int bz = 0; bz < grid[2]; ++bz)
+    for (int by = 0; by < grid[1]; ++by)
+      for (int bx = 0; bx < grid[0]; ++bx) {
+        std::fill(shared.begin(), shared.end(), std::numeric_limits<float>::quiet_NaN());
+        HostBlockState state(threads_x * threads_y);
+        std::vector<std::thread> threads;
+        std::exception_ptr error;
+        std::mutex error_mutex;
+        for (int ty = 0; ty < threads_y; ++ty)
+          for (int tx = 0; tx < threads_x; ++tx)
+            threads.emplace_back([&, tx, ty] {
+              HostBlock blk{tx, ty, bx, by, bz, &state};
+              try {
+                body(blk, reinterpret_cast<unsigned char*>(shared.data()));
+              } catch (...) {
+                std::lock_guard<std::mutex> lock(error_mutex);
+                if (!error) error = std::current_exception();
+              }
+            });
+        for (auto& t : threads) t.join();
+        if (error) std::rethrow_exception(error);
+      }
+}
+
+}  // namespace minimod::kernels::cuda

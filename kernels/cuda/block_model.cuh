@@ -1,0 +1,67 @@
+// The execution model a staged kernel's block body is written against, so that one body runs on
+// the GPU and, for tests without one, on the host (kernels/cuda/block_emulation.hpp):
+//   blk.tx, blk.ty, blk.bx, blk.by, blk.bz   thread and block indices
+//   blk.sync()                               the block barrier (__syncthreads)
+//   blk.mbarrier_init(bar, count)            an mbarrier expecting `count` arrivals per phase
+//   blk.fence_init()                         mbarrier inits visible to the copy engine
+//   blk.fence_proxy()                        earlier generic accesses ordered before async copies
+//   blk.expect_bytes(bar, bytes)             arrive once and announce `bytes` of copies
+//   blk.copy_3d(dst, map, c0, c1, c2, bar)   a tensor-map box into shared memory, completing on bar
+//   blk.wait(bar, parity)                    until the phase of that parity has completed
+// DeviceBlock maps them to CUDA (sm_90: mbarrier and cp.async.bulk.tensor, TMA).
+#pragma once
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace minimod::kernels::cuda {
+
+__device__ __forceinline__ unsigned smem_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+struct DeviceBlock {
+  int tx, ty, bx, by, bz;
+  __device__ __forceinline__ DeviceBlock()
+      : tx(static_cast<int>(threadIdx.x)),
+        ty(static_cast<int>(threadIdx.y)),
+        bx(static_cast<int>(blockIdx.x)),
+        by(static_cast<int>(blockIdx.y)),
+        bz(static_cast<int>(blockIdx.z)) {}
+
+  __device__ __forceinline__ void sync() const { __syncthreads(); }
+  __device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, unsigned count) const {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_address(bar)), "r"(count) : "memory");
+  }
+  __device__ __forceinline__ void fence_init() const {
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+  }
+  __device__ __forceinline__ void fence_proxy() const {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+  }
+  __device__ __forceinline__ void expect_bytes(std::uint64_t* bar, unsigned bytes) const {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)), "r"(bytes)
+                 : "memory");
+  }
+  __device__ __forceinline__ void copy_3d(void* dst, const CUtensorMap& map, int c0, int c1, int c2,
+                                          std::uint64_t* bar) const {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+        "[%5];" ::"r"(smem_address(dst)),
+        "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar))
+        : "memory");
+  }
+  __device__ __forceinline__ void wait(std::uint64_t* bar, unsigned parity) const {
+    asm volatile(
+        "{\n"
+        ".reg .pred done;\n"
+        "wait_%=:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+        "@!done bra wait_%=;\n"
+        "}\n" ::"r"(smem_address(bar)),
+        "r"(parity)
+        : "memory");
+  }
+};
+
+}  // namespace minimod::kernels::cuda

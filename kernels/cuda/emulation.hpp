@@ -1,0 +1,11 @@
+// Host emulations of CUDA kernels (kernels/cuda/block_emulation.hpp): the kernel's own block body
+// run by host threads over host arrays, for tests of its indexing and pipeline without a GPU.
+#pragma once
+#include "kernels/cuda/registry.hpp"
+
+namespace minimod::kernels::cuda {
+
+/// One semi_tma update of a.region (tile t), emulated: the views point to host memory.
+void emulate_semi_tma(const IsoStepArgs& a, const Tile& t);
+
+}  // namespace minimod::kernels::cuda
