@@ -1,0 +1,380 @@
+// swic_split: SWiC for the 73-point acoustic-TTI operator in its split form (physics/tti.hpp,
+// tti_rhs73_split), acoustic TTI only. A separate family from `swic` (whose TTI kernel evaluates
+// the pair form and is verified on a GPU) until this one has passed the gpu tests: it is written
+// without a GPU and marked unverified, so `kernel: auto` skips it (registry.hpp).
+//
+// The kernel: SWiC for the 73-point TTI operator in its split form (physics/tti.hpp, tti_rhs73_split): the
+// pair form's per-neighbour products of the medium move to one product per staged point.
+// Every stencil pair of an output o couples o with a point in plane o + di, |di| <= 4, and every
+// neighbour in another plane lies on the cross (j +- m, k), (j, k +- m) or at (j, k) of that plane.
+// So one plane in shared memory serves nine outputs:
+//  * the block streams planes c = i_begin-4 .. i_end+3. When a plane is staged, each of its points
+//    is stored as s = p + q, p and the products g_t = nn_t s, h_t = nn_t p / a of the directions
+//    it serves: a j-line point (j +- m, k) is a yy neighbour of output c and an xy neighbour of
+//    outputs c -+ m, a k-line point likewise zz and xz, a diagonal point yz, so a point holds
+//    (s, p) 8 B, (g, h)_yy,xy 16 B, (g, h)_zz,xz 16 B, (g, h)_yz 8 B: 48 B, double-buffered
+//    (2 x 30 KB for 32x8). The halo rows carry only what they serve (no zz/xz, no yy/xy for the
+//    halo columns). The raw values of plane c + 2 are loaded into registers while plane c is used;
+//  * each thread keeps its column's outputs o = c-4 .. c+4 in registers as eight partial sums:
+//    D_t s and D_t p for t = xx, xy, xz (multiplied by the output's own medium at the end) and
+//    the rest of 2 perp and 2 axis (the product sums, and the in-plane directions already
+//    multiplied by the medium of the thread's own point, known when its plane is used);
+//  * plane c adds to output c its 32 in-plane neighbours and to outputs c -+ m its x-line point
+//    (j, k) (the thread's own staged point, kept in registers) and its xy, xz points, each pair of
+//    points read once for both outputs; per neighbour one accumulation of each of s, p, g_t, h_t;
+//  * output c - 4 is then complete: with its medium and the static centre weights kappa
+//    (TtiStepArgs::kappa_perp/axis) physics::tti_split_rhs gives the right-hand sides; the
+//    update is the inner leapfrog or the layer's damped branch (tti_update_from_rhs).
+// Per output, shared memory: 640 B read (j and k lines 8 x 24 B each, diagonals 16 x 16 B) and
+// ~100 B written; FP ~260 in the neighbour sums plus ~40 for the products of the staged points.
+// Results differ from the CPU reference (the pair form) by fp32 rounding only
+// (tests/kernels/tti_split_test.cpp; tests/gpu/tti_cuda_test.cpp).
+#include <string>
+
+#include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/thread_point.cuh"
+#include "kernels/cuda/tti_stage.cuh"
+#include "physics/error.hpp"
+#include "physics/stencil.hpp"
+#include "physics/tti.hpp"
+
+namespace minimod::kernels::cuda {
+namespace {
+
+constexpr int R = physics::kRadius;
+
+/// One buffer of a staged plane (see above), structure of arrays over the plane's points.
+struct SplitPlane {
+  float4* yx;  // g_yy, h_yy, g_xy, h_xy
+  float4* zx;  // g_zz, h_zz, g_xz, h_xz
+  float2* sp;  // s, p
+  float2* yz;  // g_yz, h_yz
+  static constexpr int kBytes = 48;  // per point
+  __device__ static SplitPlane carve(unsigned char* raw, int points) {
+    return {reinterpret_cast<float4*>(raw), reinterpret_cast<float4*>(raw + 16 * points),
+            reinterpret_cast<float2*>(raw + 32 * points), reinterpret_cast<float2*>(raw + 40 * points)};
+  }
+};
+
+template <int TX, int TY>
+struct TtiTile {
+  static constexpr int SX = TX + 2 * R, SY = TY + 2 * R, kPoints = SX * SY, kThreads = TX * TY;
+  static constexpr int kBytes = 2 * kPoints * SplitPlane::kBytes;
+  // Staged points per thread besides its own: the halo rows (2R x TX, k inside the tile) and the
+  // halo columns with the corners (SY x 2R).
+  static constexpr int kRowPoints = 2 * R * TX, kColPoints = 2 * R * SY;
+  static constexpr int kRowRounds = (kRowPoints + kThreads - 1) / kThreads;
+  static constexpr int kColRounds = (kColPoints + kThreads - 1) / kThreads;
+};
+
+/// A point's medium and fields as loaded from global memory (zero where nothing is read).
+struct RawPoint {
+  physics::TtiMediumPoint m;
+  float p, q;
+};
+__device__ __forceinline__ RawPoint load_raw(const TtiStepArgs& g, std::int64_t o, bool valid) {
+  if (!valid) return {{0, 0, 0, 0}, 0, 0};
+  return {{__ldg(g.nx.origin + o), __ldg(g.ny.origin + o), __ldg(g.nz.origin + o), __ldg(g.inv_a.origin + o)},
+          __ldg(g.p.origin + o),
+          __ldg(g.q.origin + o)};
+}
+
+/// The products of direction t of a staged point: (g_t, h_t).
+__device__ __forceinline__ float2 products(const RawPoint& r, float s, int t) {
+  return make_float2(physics::perp_product(r.m, t, s), physics::axis_product(r.m, t, r.p));
+}
+
+/// What a thread keeps of its own staged point: the x-line neighbour of outputs c -+ m (s, p,
+/// g_xx, h_xx) and the medium that weighs its in-plane derivatives.
+struct OwnPoint {
+  float s, p, gxx, hxx;
+  physics::TtiMediumPoint m;
+};
+
+/// Stages a tile point (all directions) and returns what the thread keeps of it.
+__device__ __forceinline__ OwnPoint stage_own(const SplitPlane& pl, int e, const RawPoint& r) {
+  const float s = r.p + r.q;
+  const float2 yy = products(r, s, physics::kYY), xy = products(r, s, physics::kXY);
+  const float2 zz = products(r, s, physics::kZZ), xz = products(r, s, physics::kXZ);
+  pl.sp[e] = make_float2(s, r.p);
+  pl.yx[e] = make_float4(yy.x, yy.y, xy.x, xy.y);
+  pl.zx[e] = make_float4(zz.x, zz.y, xz.x, xz.y);
+  pl.yz[e] = products(r, s, physics::kYZ);
+  const float2 xx = products(r, s, physics::kXX);
+  return {s, r.p, xx.x, xx.y, r.m};
+}
+/// A halo-row point: a j-line and diagonal neighbour only.
+__device__ __forceinline__ void stage_row(const SplitPlane& pl, int e, const RawPoint& r) {
+  const float s = r.p + r.q;
+  const float2 yy = products(r, s, physics::kYY), xy = products(r, s, physics::kXY);
+  pl.sp[e] = make_float2(s, r.p);
+  pl.yx[e] = make_float4(yy.x, yy.y, xy.x, xy.y);
+  pl.yz[e] = products(r, s, physics::kYZ);
+}
+/// A halo-column point: a k-line and diagonal neighbour only.
+__device__ __forceinline__ void stage_col(const SplitPlane& pl, int e, const RawPoint& r) {
+  const float s = r.p + r.q;
+  const float2 zz = products(r, s, physics::kZZ), xz = products(r, s, physics::kXZ);
+  pl.sp[e] = make_float2(s, r.p);
+  pl.zx[e] = make_float4(zz.x, zz.y, xz.x, xz.y);
+  pl.yz[e] = products(r, s, physics::kYZ);
+}
+
+/// An output's partial sums while its planes stream by: D_t s, D_t p for t = xx, xy, xz, and the
+/// rest of 2 perp and 2 axis without the centre term (physics::tti_split_rhs adds it).
+struct SplitSums {
+  float perp2, axis2, sxx, sxy, sxz, pxx, pxy, pxz;
+};
+
+/// Blocks per SM the register budget is set for: 128-thread tiles fit the queue (72 registers)
+/// and the staging at 168 registers and 3 blocks; 256-thread tiles spilled at 2 blocks (128), so
+/// they take what they need at one block (8 warps per SM).
+template <int TX, int TY>
+constexpr int kTtiMinBlocks = TX * TY <= 128 ? 3 : 1;
+
+template <int TX, int TY>
+__global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>) swic_tti(TtiStepArgs g, physics::Box3 region,
+                                                                          int chunk) {
+  using T = TtiTile<TX, TY>;
+  constexpr int SX = T::SX;
+  extern __shared__ __align__(16) unsigned char swic_tti_raw[];
+  const physics::Index3 hi = region.hi();
+  const StreamBlock blk = stream_block(region, TX, TY, chunk);
+  const int j0 = blk.j0, k0 = blk.k0, i_begin = blk.i_begin, i_end = blk.i_end;
+  const int c_first = i_begin - R, c_end = i_end + R;  // planes streamed: [c_first, c_end)
+  // Buffer of plane c (computed, not indexed: an indexed pair of buffers would live in local memory).
+  const auto buffer = [c_first](int c) {
+    return SplitPlane::carve(swic_tti_raw + ((c - c_first) & 1) * (T::kPoints * SplitPlane::kBytes), T::kPoints);
+  };
+  const int t = threadIdx.x + TX * threadIdx.y;
+  const int j = j0 + static_cast<int>(threadIdx.y), k = k0 + static_cast<int>(threadIdx.x);
+  const bool writes = j < hi.j && k < hi.k;
+  const std::int64_t sx = g.p.sx;
+  const auto readable = [&hi](int jj, int kk) { return jj < hi.j + R && kk < hi.k + R; };
+
+  // Staged slots and layout offsets (at plane c_first) of the points this thread stages.
+  const int e = (threadIdx.y + R) * SX + threadIdx.x + R;
+  const std::int64_t own_o = g.p.offset(c_first, j, k);
+  const bool own_ok = readable(j, k);
+  int row_e[T::kRowRounds], col_e[T::kColRounds];
+  std::int64_t row_o[T::kRowRounds], col_o[T::kColRounds];
+  bool row_ok[T::kRowRounds], col_ok[T::kColRounds];
+#pragma unroll
+  for (int n = 0; n < T::kRowRounds; ++n) {
+    const int r = t + n * T::kThreads;
+    const int row = r / TX, srow = row < R ? row : TY + row;
+    const int jj = j0 - R + srow, kk = k0 + r % TX;
+    row_e[n] = srow * SX + R + r % TX;
+    row_ok[n] = r < T::kRowPoints && readable(jj, kk);
+    row_o[n] = g.p.offset(c_first, jj, kk);
+  }
+#pragma unroll
+  for (int n = 0; n < T::kColRounds; ++n) {
+    const int r = t + n * T::kThreads;
+    const int srow = r / (2 * R), col = r % (2 * R), scol = col < R ? col : TX + col;
+    const int jj = j0 - R + srow, kk = k0 - R + scol;
+    col_e[n] = srow * SX + scol;
+    col_ok[n] = r < T::kColPoints && readable(jj, kk);
+    col_o[n] = g.p.offset(c_first, jj, kk);
+  }
+
+  // Raw values of the next plane to stage, loaded one plane ahead of staging.
+  RawPoint own_raw, row_raw[T::kRowRounds], col_raw[T::kColRounds];
+  const auto load_plane = [&](int c) {
+    const std::int64_t d = (c - c_first) * sx;
+    own_raw = load_raw(g, own_o + d, own_ok);
+#pragma unroll
+    for (int n = 0; n < T::kRowRounds; ++n) row_raw[n] = load_raw(g, row_o[n] + d, row_ok[n]);
+#pragma unroll
+    for (int n = 0; n < T::kColRounds; ++n) col_raw[n] = load_raw(g, col_o[n] + d, col_ok[n]);
+  };
+  const auto stage_plane = [&](const SplitPlane& pl) {
+#pragma unroll
+    for (int n = 0; n < T::kRowRounds; ++n)
+      if (t + n * T::kThreads < T::kRowPoints) stage_row(pl, row_e[n], row_raw[n]);
+#pragma unroll
+    for (int n = 0; n < T::kColRounds; ++n)
+      if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], col_raw[n]);
+    return stage_own(pl, e, own_raw);
+  };
+
+  SplitSums Q[2 * R + 1];  // Q[R + d]: output c + d
+#pragma unroll
+  for (int d = 0; d <= 2 * R; ++d) Q[d] = {0, 0, 0, 0, 0, 0, 0, 0};
+  const physics::TtiWeights& w = g.weights;
+
+  load_plane(c_first);
+  OwnPoint own = stage_plane(buffer(c_first));
+  if (c_first + 1 < c_end) load_plane(c_first + 1);
+  __syncthreads();
+  for (int c = c_first; c < c_end; ++c) {
+    const SplitPlane pl = buffer(c);
+    const bool in_plane = c >= i_begin && c < i_end;  // output c is ours (block-uniform)
+    float dyy_s = 0, dyy_p = 0, dzz_s = 0, dzz_p = 0, dyz_s = 0, dyz_p = 0;
+#pragma unroll
+    for (int m = 1; m <= R; ++m) {
+      const int i = m - 1;
+      const float2 jp = pl.sp[e + m * SX], jm = pl.sp[e - m * SX], kp = pl.sp[e + m], km = pl.sp[e - m];
+      const float4 yxp = pl.yx[e + m * SX], yxm = pl.yx[e - m * SX];
+      const float4 zxp = pl.zx[e + m], zxm = pl.zx[e - m];
+      if (in_plane) {  // output c: the y and z lines and the yz diagonals
+        SplitSums& o = Q[R];
+        dyy_s = fmaf(w.y[i], jp.x + jm.x, dyy_s);
+        dyy_p = fmaf(w.y[i], jp.y + jm.y, dyy_p);
+        o.perp2 = fmaf(-w.y[i], yxp.x + yxm.x, o.perp2);
+        o.axis2 = fmaf(w.y[i], yxp.y + yxm.y, o.axis2);
+        dzz_s = fmaf(w.z[i], kp.x + km.x, dzz_s);
+        dzz_p = fmaf(w.z[i], kp.y + km.y, dzz_p);
+        o.perp2 = fmaf(-w.z[i], zxp.x + zxm.x, o.perp2);
+        o.axis2 = fmaf(w.z[i], zxp.y + zxm.y, o.axis2);
+        // Diagonals (+m, +m), (-m, -m) with sign +, (+m, -m), (-m, +m) with sign -.
+        const int d1 = e + m * SX + m, d2 = e - m * SX - m, d3 = e + m * SX - m, d4 = e - m * SX + m;
+        const float2 a1 = pl.sp[d1], a2 = pl.sp[d2], a3 = pl.sp[d3], a4 = pl.sp[d4];
+        const float2 b1 = pl.yz[d1], b2 = pl.yz[d2], b3 = pl.yz[d3], b4 = pl.yz[d4];
+        dyz_s = fmaf(w.yz[i], (a1.x + a2.x) - (a3.x + a4.x), dyz_s);
+        dyz_p = fmaf(w.yz[i], (a1.y + a2.y) - (a3.y + a4.y), dyz_p);
+        o.perp2 = fmaf(-w.yz[i], (b1.x + b2.x) - (b3.x + b4.x), o.perp2);
+        o.axis2 = fmaf(w.yz[i], (b1.y + b2.y) - (b3.y + b4.y), o.axis2);
+      }
+      // Output c - m sees plane c at di = +m, output c + m at di = -m: the x line with the same
+      // sign, the xy and xz corners (+m, +-m) and (-m, -+m) with opposite signs.
+      SplitSums& back = Q[R - m];
+      SplitSums& fwd = Q[R + m];
+      back.sxx = fmaf(w.x[i], own.s, back.sxx);
+      fwd.sxx = fmaf(w.x[i], own.s, fwd.sxx);
+      back.pxx = fmaf(w.x[i], own.p, back.pxx);
+      fwd.pxx = fmaf(w.x[i], own.p, fwd.pxx);
+      back.perp2 = fmaf(-w.x[i], own.gxx, back.perp2);
+      fwd.perp2 = fmaf(-w.x[i], own.gxx, fwd.perp2);
+      back.axis2 = fmaf(w.x[i], own.hxx, back.axis2);
+      fwd.axis2 = fmaf(w.x[i], own.hxx, fwd.axis2);
+      const float ys = jp.x - jm.x, yp = jp.y - jm.y, yg = yxp.z - yxm.z, yh = yxp.w - yxm.w;
+      back.sxy = fmaf(w.xy[i], ys, back.sxy);
+      fwd.sxy = fmaf(-w.xy[i], ys, fwd.sxy);
+      back.pxy = fmaf(w.xy[i], yp, back.pxy);
+      fwd.pxy = fmaf(-w.xy[i], yp, fwd.pxy);
+      back.perp2 = fmaf(-w.xy[i], yg, back.perp2);
+      fwd.perp2 = fmaf(w.xy[i], yg, fwd.perp2);
+      back.axis2 = fmaf(w.xy[i], yh, back.axis2);
+      fwd.axis2 = fmaf(-w.xy[i], yh, fwd.axis2);
+      const float zs = kp.x - km.x, zp = kp.y - km.y, zg = zxp.z - zxm.z, zh = zxp.w - zxm.w;
+      back.sxz = fmaf(w.xz[i], zs, back.sxz);
+      fwd.sxz = fmaf(-w.xz[i], zs, fwd.sxz);
+      back.pxz = fmaf(w.xz[i], zp, back.pxz);
+      fwd.pxz = fmaf(-w.xz[i], zp, fwd.pxz);
+      back.perp2 = fmaf(-w.xz[i], zg, back.perp2);
+      fwd.perp2 = fmaf(w.xz[i], zg, fwd.perp2);
+      back.axis2 = fmaf(w.xz[i], zh, back.axis2);
+      fwd.axis2 = fmaf(-w.xz[i], zh, fwd.axis2);
+    }
+    {  // the in-plane derivatives of output c, weighed by its own medium
+      SplitSums& o = Q[R];
+      o.perp2 += physics::perp_own(own.m, physics::kYY) * dyy_s + physics::perp_own(own.m, physics::kZZ) * dzz_s +
+                 physics::perp_own(own.m, physics::kYZ) * dyz_s;
+      o.axis2 += physics::axis_own(own.m, physics::kYY) * dyy_p + physics::axis_own(own.m, physics::kZZ) * dzz_p +
+                 physics::axis_own(own.m, physics::kYZ) * dyz_p;
+    }
+
+    // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and load
+    // plane c + 2.
+    if (c + 1 < c_end) {
+      own = stage_plane(buffer(c + 1));
+      if (c + 2 < c_end) load_plane(c + 2);
+    }
+
+    // Output c - 4 is complete. What its update reads besides the sums is loaded only now: held
+    // across the plane above it would cost registers the queue needs (other warps cover the wait).
+    const int o = c - R;
+    const bool out = writes && o >= i_begin && o < i_end;
+    if (out) {
+      const std::int64_t off = own_o + (c - c_first - R) * sx;
+      const RawPoint ro = load_raw(g, off, true);
+      const physics::TtiCentre kappa{__ldg(g.kappa_perp.origin + off), __ldg(g.kappa_axis.origin + off)};
+      const float bo = __ldg(g.b.origin + off);
+      const SplitSums& a = Q[0];
+      const float perp2 = a.perp2 + physics::perp_own(ro.m, physics::kXX) * a.sxx +
+                          physics::perp_own(ro.m, physics::kXY) * a.sxy + physics::perp_own(ro.m, physics::kXZ) * a.sxz;
+      const float axis2 = a.axis2 + physics::axis_own(ro.m, physics::kXX) * a.pxx +
+                          physics::axis_own(ro.m, physics::kXY) * a.pxy + physics::axis_own(ro.m, physics::kXZ) * a.pxz;
+      const physics::TtiRhs r = physics::tti_split_rhs(perp2, axis2, {ro.p + ro.q, ro.p}, kappa, ro.m.inv_a, bo);
+      if (g.inner.contains(o, j, k)) {
+        const float v2 = __ldg(g.v2dt2.origin + off);
+        g.p_next.origin[off] = physics::leapfrog(g.p_next.origin[off], ro.p, v2, r.p);
+        g.q_next.origin[off] = physics::leapfrog(g.q_next.origin[off], ro.q, v2, r.q);
+      } else {
+        tti_update_from_rhs(g, o, j, k, off, r);
+      }
+    }
+    __syncthreads();  // plane c + 1 is staged; everyone is done with plane c
+#pragma unroll
+    for (int d = 0; d < 2 * R; ++d) Q[d] = Q[d + 1];
+    Q[2 * R] = {0, 0, 0, 0, 0, 0, 0, 0};
+  }
+}
+
+struct TtiVariant {
+  int x, y;
+  const void* kernel;
+  void (*launch)(const TtiStepArgs&, const physics::Box3&, int, cudaStream_t);
+};
+
+template <int TX, int TY>
+void launch_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
+  constexpr int bytes = TtiTile<TX, TY>::kBytes;
+  ensure_smem_limit<&swic_tti<TX, TY>>(bytes);
+  const dim3 grid(ceil_div(region.n.k, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
+  swic_tti<TX, TY><<<grid, dim3(TX, TY, 1), bytes, s>>>(g, region, chunk);
+}
+
+template <int TX, int TY>
+constexpr TtiVariant tti_variant() {
+  return {TX, TY, reinterpret_cast<const void*>(&swic_tti<TX, TY>), &launch_tti_variant<TX, TY>};
+}
+
+const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), tti_variant<64, 4>(),
+                                   tti_variant<16, 8>()};
+
+const TtiVariant& find_tti(const Tile& t) {
+  std::string valid;
+  for (const auto& v : kTtiVariants) {
+    if (v.x == t.x && v.y == t.y && t.z >= 1) return v;
+    valid += " " + std::to_string(v.x) + "x" + std::to_string(v.y) + "xN";
+  }
+  throw ConfigError("config error: execution.kernel: swic (acoustic_tti) has no tile " + std::to_string(t.x) + "x" +
+                    std::to_string(t.y) + "x" + std::to_string(t.z) + "; valid tiles:" + valid +
+                    " (N = planes per chunk along i, >= 1)");
+}
+
+void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, cudaStream_t s) {
+  const TtiVariant& v = find_tti(t);
+  if (region.empty()) return;
+  if (g.kappa_perp.origin == nullptr || g.kappa_axis.origin == nullptr)
+    throw Error("swic_split: the split form needs the centre weights kappa_perp, kappa_axis");
+  v.launch(g, region, t.z, s);
+}
+
+cudaFuncAttributes tti_attributes(const Tile& t) {
+  cudaFuncAttributes attr{};
+  cudaFuncGetAttributes(&attr, find_tti(t).kernel);
+  return attr;
+}
+
+int tti_dynamic_smem(const Tile& t) { return 2 * (t.x + 2 * R) * (t.y + 2 * R) * SplitPlane::kBytes; }
+
+KernelFamily family() {
+  KernelFamily f;
+  f.name = "swic_split";
+  f.propagators = {PropagatorKind::acoustic_tti};
+  f.description = "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
+  f.launch_tti = &launch_tti;
+  f.tti_tunables = {{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
+  f.tti_attributes = &tti_attributes;
+  f.tti_dynamic_smem = &tti_dynamic_smem;
+  f.unverified = true;  // written without a GPU: the gpu tests have not run it yet
+  return f;
+}
+
+const bool kRegistered = register_family(family());
+
+}  // namespace
+}  // namespace minimod::kernels::cuda
