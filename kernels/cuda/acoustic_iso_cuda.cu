@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <stdexcept>
@@ -342,6 +343,18 @@ class CudaAcousticIso final : public Propagator {
   void update_part(const Box3& part, const KernelFamily& family, PmlStepArgs pa,
                    cudaStream_t inner_stream, cudaStream_t pml_stream, const Tile* tile = nullptr) const {
     const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
+    if (fuse_layer(family)) {  // the whole part in one launch, the layer's points included
+      IsoStepArgs args{part, u, un, m, p_.laplacian};
+      args.layer.inner = inner_box();
+      args.layer.aux = pa.aux;
+      args.layer.eta[0] = pa.eta_x;
+      args.layer.eta[1] = pa.eta_y;
+      args.layer.eta[2] = pa.eta_z;
+      for (int a = 0; a < 3; ++a) args.layer.inv_4h2[a] = pa.inv_4h2[a];
+      family.launch(args, tile ? *tile : tile_for(family), inner_stream);
+      MM_CUDA_CHECK_LAUNCH(family.name.c_str());
+      return;
+    }
     std::vector<Box3> pml_boxes;
     for (const auto& r : regions_) {
       const Box3 b = physics::intersect(r.box, part);
@@ -359,6 +372,22 @@ class CudaAcousticIso final : public Propagator {
       }
     }
     if (!pml_boxes.empty()) launch_pml(pa, pml_boxes, pml_stream);
+  }
+
+  /// Minimod's layer goes into the family's own launch when the family can take it
+  /// (KernelFamily::fuses_minimod_layer) and MINIMOD_FUSED_LAYER is not 0 (benchmarks compare).
+  bool fuse_layer(const KernelFamily& family) const {
+    static const bool enabled = [] {
+      const char* v = std::getenv("MINIMOD_FUSED_LAYER");
+      return !(v && std::string(v) == "0");
+    }();
+    return enabled && !cpml() && family.fuses_minimod_layer;
+  }
+  /// The inner region's box (clipped to this subdomain); empty when every point is in the layer.
+  Box3 inner_box() const {
+    for (const auto& r : regions_)
+      if (!r.is_pml) return r.box;
+    return Box3{};
   }
 
   const Tile& tile_for(const KernelFamily& family) const {

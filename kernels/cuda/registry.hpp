@@ -20,6 +20,17 @@ struct Tile {
   int x = 32, y = 4, z = 4;
 };
 
+/// Minimod's absorbing layer, for a launch whose region reaches into it (families with
+/// KernelFamily::fuses_minimod_layer): the points of the region outside `inner` take Minimod's
+/// damped update with its auxiliary field (pml/pml_update.hpp, as kernels/cuda/pml.cu does).
+/// aux.origin == nullptr: no layer, every point of the region is an inner point.
+struct MinimodLayer {
+  physics::Box3 inner;
+  physics::View3<float> aux;     // same layout as u; updated in place
+  const float* eta[3] = {};      // eta[axis][i + 1], i = -1 .. n (eta = eta_x + eta_y + eta_z)
+  float inv_4h2[3] = {};
+};
+
 /// Everything an acoustic-iso inner-region kernel needs, passed by value. All views share one
 /// layout; u_next aliases u_prev (updated in place).
 struct IsoStepArgs {
@@ -28,6 +39,7 @@ struct IsoStepArgs {
   physics::View3<float> u_next;  // holds u_prev on entry
   physics::View3<const float> v2dt2;
   physics::LaplacianCoeffs laplacian;
+  MinimodLayer layer;            // only for families that fuse it
 };
 
 /// The staging families index u, u_next and v2dt2 with one offset; the propagator allocates them
@@ -43,10 +55,6 @@ struct KernelFamily {
   std::vector<Tile> tunables;            // shapes `kernel: auto` may time; the first is the default
   void (*launch)(const IsoStepArgs&, const Tile&, cudaStream_t) = nullptr;
   std::string description;
-  /// Not yet checked against the CPU reference on a GPU (DESIGN.md §7): `kernel: auto` skips it,
-  /// `--list-kernels` says so, and naming it in execution.kernel logs a warning. The gpu tests
-  /// still run it, which is how it stops being unverified.
-  bool unverified = false;
   /// Registers and static shared memory of the kernel a tile launches (for the benchmark table).
   cudaFuncAttributes (*attributes)(const Tile&) = nullptr;
   /// Dynamic shared memory (bytes) a tile launches with.
@@ -59,6 +67,14 @@ struct KernelFamily {
   std::vector<Tile> tti_tunables;
   cudaFuncAttributes (*tti_attributes)(const Tile&) = nullptr;
   int (*tti_dynamic_smem)(const Tile&) = nullptr;
+
+  /// Its acoustic_iso launch takes IsoStepArgs::layer: the propagator then gives it the whole grid
+  /// in one launch instead of the inner box plus the PML kernel's six slabs (Minimod's PML only).
+  bool fuses_minimod_layer = false;
+  /// Not yet checked against the CPU reference on a GPU (DESIGN.md §7): `kernel: auto` skips it,
+  /// `--list-kernels` says so, and naming it in execution.kernel logs a warning. The gpu tests
+  /// still run it, which is how it stops being unverified.
+  bool unverified = false;
 };
 
 inline bool implements(const KernelFamily& f, PropagatorKind p) {

@@ -39,6 +39,7 @@
 #include "kernels/cuda/tti_stage.cuh"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
+#include "pml/pml_update.hpp"
 
 namespace minimod::kernels::cuda {
 namespace {
@@ -118,9 +119,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
     for (int s = 0; s < NS - 1 && first + s < last; ++s)
       stage_plane<TX, TY, NS>(blk, first + s, first, i_begin, k0, j0, origin, base, bar, map_u, map_prev, map_v2dt2);
 
-  float h[RY][R] = {};  // h[r][m-1] = u(p-m) of row r
-  float P[RY][R] = {};  // P[r][d] = partial Laplacian of output p-4+d of row r
-  float* out[RY];       // u_next of row r at the next output plane
+  float h[RY][R + 1] = {};  // h[r][m-1] = u(p-m) of row r (m = 5: the layer's u(o-1))
+  float P[RY][R] = {};      // P[r][d] = partial Laplacian of output p-4+d of row r
+  float* out[RY];           // u_next of row r at the next output plane
   bool writes[RY];
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
@@ -129,6 +130,32 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
     out[r] = a.u_next.ptr(i_begin, j, k);
   }
   const std::int64_t sx = a.u_next.sx;
+
+  // Minimod's layer (IsoStepArgs::layer), when the region reaches into it: per row the eta
+  // profiles of its (j, k) and whether the row lies inside the inner box in j and k; G[r][d] the
+  // in-plane part of grad(eta).grad(u) of output p-4+d, taken while its plane is staged.
+  const MinimodLayer& lay = a.layer;
+  const bool layer = lay.aux.origin != nullptr;
+  const std::int64_t aux_delta = layer ? lay.aux.origin - a.u_next.origin : 0;  // one layout
+  float ey_j[RY] = {}, ey_p[RY] = {}, ey_m[RY] = {}, G[RY][R] = {};
+  float ez_k = 0.0f, ez_p = 0.0f, ez_m = 0.0f;
+  bool inner_jk[RY];
+  const physics::Index3 in_lo = lay.inner.lo, in_hi = lay.inner.hi();
+  const bool inner_k = k >= in_lo.k && k < in_hi.k;
+#pragma unroll
+  for (int r = 0; r < RY; ++r) {
+    const int j = j0 + ty * RY + r;
+    inner_jk[r] = !layer || (inner_k && j >= in_lo.j && j < in_hi.j);
+    if (layer && writes[r]) {
+      const float* ey = lay.eta[1] + 1;
+      ey_j[r] = ey[j], ey_p[r] = ey[j + 1], ey_m[r] = ey[j - 1];
+    }
+  }
+  if (layer && k < hi.k) {
+    const float* ez = lay.eta[2] + 1;
+    ez_k = ez[k], ez_p = ez[k + 1], ez_m = ez[k - 1];
+  }
+  const auto inner_i = [&](int i) { return !layer || (i >= in_lo.i && i < in_hi.i); };
 
   for (int p = first; p < last; ++p) {
     const int n = p - first, slot = n % NS;
@@ -149,18 +176,30 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
     for (int m = 0; m < RY + 2 * R; ++m) col[m] = su[(ty * RY + m) * SX + tx + R];
     const bool forward = p >= i_begin && p < i_end;
     const bool completes = p - R >= i_begin;
+    const bool inner_out = inner_i(p - R), inner_fwd = inner_i(p);
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
       const float c = col[r + R];
       // Backward update: u(p) = u(o+m) for the pending outputs o = p-m.
 #pragma unroll
       for (int m = 1; m <= R; ++m) P[r][R - m] += a.laplacian.cx[m - 1] * c;
-      if (completes && writes[r]) {  // output p-4 is complete
+      if (completes && writes[r]) {  // output o = p-4 is complete
         const int e = (ty * RY + r) * TX + tx;
-        *out[r] = physics::leapfrog(sprev[e], h[r][R - 1], sv[e], P[r][0]);
+        if (inner_out && inner_jk[r]) {
+          *out[r] = physics::leapfrog(sprev[e], h[r][R - 1], sv[e], P[r][0]);
+        } else {  // Minimod's damped update, eta rebuilt in the CPU's order (ex + ey) + ez
+          const int o = p - R;
+          const float* ex = lay.eta[0] + 1;
+          const float eta = ex[o] + ey_j[r] + ez_k;
+          float* aux = out[r] + aux_delta;
+          const float aux0 = *aux;
+          *out[r] = pml::pml_u_next(sprev[e], h[r][R - 1], sv[e], P[r][0], aux0, eta);
+          const float grad = pml::pml_gradient_term(ex[o + 1], ex[o - 1], h[r][R - 2], h[r][R], lay.inv_4h2[0]) + G[r][0];
+          *aux = pml::pml_aux_next(aux0, eta, grad);
+        }
       }
       if (completes) out[r] += sx;
-      float F = 0.0f;
+      float F = 0.0f, g = 0.0f;
       if (forward) {
         const float* row = su + (ty * RY + r + R) * SX + tx + R;
         const auto at = [&h, &col, row, c, r](int di, int dj, int dk) {
@@ -170,12 +209,19 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
           return dk == 0 ? c : row[dk];
         };
         F = physics::laplacian8(at, a.laplacian);
+        if (!(inner_fwd && inner_jk[r]) && writes[r])
+          g = pml::pml_gradient_term(ey_p[r], ey_m[r], col[r + R + 1], col[r + R - 1], lay.inv_4h2[1]) +
+              pml::pml_gradient_term(ez_p, ez_m, row[1], row[-1], lay.inv_4h2[2]);
       }
 #pragma unroll
-      for (int d = 0; d < R - 1; ++d) P[r][d] = P[r][d + 1];
+      for (int d = 0; d < R - 1; ++d) {
+        P[r][d] = P[r][d + 1];
+        G[r][d] = G[r][d + 1];
+      }
       P[r][R - 1] = F;
+      G[r][R - 1] = g;
 #pragma unroll
-      for (int m = R - 1; m > 0; --m) h[r][m] = h[r][m - 1];
+      for (int m = R; m > 0; --m) h[r][m] = h[r][m - 1];
       h[r][0] = c;
     }
   }
@@ -312,6 +358,7 @@ KernelFamily family() {
   f.description = "semi with tensor-copy (TMA) plane staging on an mbarrier ring, several rows per thread; sm_90+";
   f.attributes = &attributes;
   f.dynamic_smem = &dynamic_smem;
+  f.fuses_minimod_layer = true;
   f.unverified = true;  // written without a GPU: the gpu tests have not run it yet
   return f;
 }

@@ -144,14 +144,18 @@ cudaFuncAttributes attributes(const Tile& t) {
   return attr;
 }
 
-const bool kRegistered = register_family(
-    {"streaming",
-     {PropagatorKind::acoustic_iso},
-     {{32, 8, 64}, {32, 16, 64}, {64, 8, 32}, {32, 4, 128}},
-     &launch,
-     "2.5D: stream i in chunks of z planes, u(i-4..i+4) register queue, (k,j) plane in smem",
-     &attributes,
-     nullptr});  // no dynamic shared memory
+KernelFamily family() {
+  KernelFamily f;
+  f.name = "streaming";
+  f.propagators = {PropagatorKind::acoustic_iso};
+  f.tunables = {{32, 8, 64}, {32, 16, 64}, {64, 8, 32}, {32, 4, 128}};
+  f.launch = &launch;
+  f.description = "2.5D: stream i in chunks of z planes, u(i-4..i+4) register queue, (k,j) plane in smem";
+  f.attributes = &attributes;  // no dynamic shared memory
+  return f;
+}
+
+const bool kRegistered = register_family(family());
 
 }  // namespace
 }  // namespace minimod::kernels::cuda

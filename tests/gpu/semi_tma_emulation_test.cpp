@@ -4,7 +4,9 @@
 // offsets), against the formula of the CPU reference at every point: each output equals the
 // leapfrog of laplacian8 to fp32 round-off, and nothing outside the region changes. This checks the
 // kernel's indexing, its stage ring and mbarrier parities and its rows per thread; that the device
-// code does the same (PTX, tensor maps) is what the gpu tests check.
+// code does the same (PTX, tensor maps) is what the gpu tests check. With Minimod's layer fused
+// (IsoStepArgs::layer) the points outside the inner box must equal the damped update of
+// pml/pml_update.hpp, the auxiliary field included.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -18,6 +20,7 @@
 #include "kernels/cuda/registry.hpp"
 #include "physics/stencil.hpp"
 #include "physics/view3.hpp"
+#include "pml/pml_update.hpp"
 
 namespace minimod {
 namespace {
@@ -27,19 +30,26 @@ using physics::Index3;
 
 struct HostFields {
   physics::FieldLayout layout;
-  kernels::AlignedBuffer u, u_next, v2dt2;
+  kernels::AlignedBuffer u, u_next, v2dt2, aux;
+  std::vector<float> eta[3];  // eta[axis][i + 1], i = -1 .. n
 
   HostFields(Index3 n, unsigned seed)
       : layout(physics::FieldLayout::make(Box3{{0, 0, 0}, n}, physics::kRadius)),
         u(layout.elements()),
         u_next(layout.elements()),
-        v2dt2(layout.elements()) {
+        v2dt2(layout.elements()),
+        aux(layout.elements()) {
     std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> f(-1, 1), v(0.05f, 0.4f);
-    for (std::int64_t e = 0; e < layout.elements(); ++e) {  // halo and row padding too
-      u.data()[e] = f(rng);
-      u_next.data()[e] = f(rng);
-      v2dt2.data()[e] = v(rng);
+    std::uniform_real_distribution<float> f(-1, 1), v(0.05f, 0.4f), e(0.0f, 0.3f);
+    for (std::int64_t x = 0; x < layout.elements(); ++x) {  // halo and row padding too
+      u.data()[x] = f(rng);
+      u_next.data()[x] = f(rng);
+      v2dt2.data()[x] = v(rng);
+      aux.data()[x] = f(rng);
+    }
+    for (int a = 0; a < 3; ++a) {
+      eta[a].resize(static_cast<size_t>(n[a] + 2));
+      for (auto& x : eta[a]) x = e(rng);
     }
   }
   kernels::cuda::IsoStepArgs args(const Box3& region, const physics::LaplacianCoeffs& c) const {
@@ -53,7 +63,10 @@ struct HostFields {
   }
 };
 
-void check_tile(const std::string& tile_name, const kernels::cuda::Tile& tile, const Box3& region, Index3 n) {
+/// `inner` empty: no layer; else Minimod's layer fused, damped outside `inner`.
+void check_tile(const std::string& tile_name, const kernels::cuda::Tile& tile, const Box3& region, Index3 n,
+                const Box3& inner = Box3{}) {
+  const bool layer = !inner.empty();
   SCOPED_TRACE("semi_tma:" + tile_name + " region lo (" + std::to_string(region.lo.i) + "," +
                std::to_string(region.lo.j) + "," + std::to_string(region.lo.k) + ") n (" +
                std::to_string(region.n.i) + "," + std::to_string(region.n.j) + "," + std::to_string(region.n.k) +
@@ -61,8 +74,21 @@ void check_tile(const std::string& tile_name, const kernels::cuda::Tile& tile, c
   HostFields f(n, 17u + static_cast<unsigned>(tile.x * 7 + tile.y * 3 + tile.z));
   const auto c = physics::make_laplacian_coeffs(10, 12, 8);
   const std::vector<float> before(f.u_next.data(), f.u_next.data() + f.layout.elements());
-  const auto a = f.args(region, c);
+  const std::vector<float> aux_before(f.aux.data(), f.aux.data() + f.layout.elements());
+  auto a = f.args(region, c);
+  const float inv_4h2[3] = {1.0f / 400, 1.0f / 576, 1.0f / 256};
+  if (layer) {
+    a.layer.inner = inner;
+    a.layer.aux = f.layout.view(f.aux.data());
+    for (int d = 0; d < 3; ++d) {
+      a.layer.eta[d] = f.eta[d].data();
+      a.layer.inv_4h2[d] = inv_4h2[d];
+    }
+  }
   kernels::cuda::emulate_semi_tma(a, tile);
+  const float* ex = f.eta[0].data() + 1;
+  const float* ey = f.eta[1].data() + 1;
+  const float* ez = f.eta[2].data() + 1;
 
   const auto u = a.u;
   std::int64_t bad = 0, changed_outside = 0;
@@ -74,14 +100,27 @@ void check_tile(const std::string& tile_name, const kernels::cuda::Tile& tile, c
         const float got = f.u_next.data()[o];
         if (!region.contains(i, j, k)) {
           if (std::memcmp(&got, &before[static_cast<size_t>(o)], 4) != 0) ++changed_outside;
+          if (std::memcmp(&f.aux.data()[o], &aux_before[static_cast<size_t>(o)], 4) != 0) ++changed_outside;
           continue;
         }
         const auto at = [&](int di, int dj, int dk) { return u(i + di, j + dj, k + dk); };
-        const float want = physics::leapfrog(before[static_cast<size_t>(o)], u(i, j, k), a.v2dt2(i, j, k),
-                                             physics::laplacian8(at, c));
+        const float lap = physics::laplacian8(at, c);
+        const float up = before[static_cast<size_t>(o)];
+        float want = physics::leapfrog(up, u(i, j, k), a.v2dt2(i, j, k), lap);
+        float want_aux = aux_before[static_cast<size_t>(o)];
+        if (layer && !inner.contains(i, j, k)) {  // pml/pml_update.hpp, as the CPU reference
+          const float eta = ex[i] + ey[j] + ez[k];
+          want = pml::pml_u_next(up, u(i, j, k), a.v2dt2(i, j, k), lap, want_aux, eta);
+          const float grad = pml::pml_gradient_term(ex[i + 1], ex[i - 1], at(1, 0, 0), at(-1, 0, 0), inv_4h2[0]) +
+                             pml::pml_gradient_term(ey[j + 1], ey[j - 1], at(0, 1, 0), at(0, -1, 0), inv_4h2[1]) +
+                             pml::pml_gradient_term(ez[k + 1], ez[k - 1], at(0, 0, 1), at(0, 0, -1), inv_4h2[2]);
+          want_aux = pml::pml_aux_next(want_aux, eta, grad);
+        }
         const double err = std::fabs(double(got) - want) / (1.0 + std::fabs(double(want)));
-        if (!(err <= 2e-6)) ++bad;
+        const double err_aux = std::fabs(double(f.aux.data()[o]) - want_aux) / (1.0 + std::fabs(double(want_aux)));
+        if (!(err <= 2e-6) || !(err_aux <= 2e-6)) ++bad;
         if (!(err <= worst)) worst = err;
+        if (!(err_aux <= worst)) worst = err_aux;
       }
   EXPECT_EQ(bad, 0) << "worst relative error " << worst;
   EXPECT_EQ(changed_outside, 0);
@@ -98,6 +137,20 @@ TEST(SemiTmaEmulation, EveryTileEqualsTheReferenceFormulaAtEveryPoint) {
       check_tile(name, tile, Box3{{0, 0, 0}, n}, n);          // whole grid: tiles overhang the allocation
       check_tile(name, tile, Box3{{3, 5, 27}, {11, 19, 9}}, n);  // odd offsets, narrower than a tile
     }
+  }
+}
+
+TEST(SemiTmaEmulation, FusedMinimodLayerEqualsTheDampedUpdateAtEveryPoint) {
+  const auto& family = kernels::cuda::find_family("semi_tma", kernels::cuda::PropagatorKind::acoustic_iso);
+  ASSERT_TRUE(family.fuses_minimod_layer);
+  const Index3 n{21, 37, 45};
+  const Box3 inner{{5, 6, 4}, {9, 22, 29}};  // unequal layer widths on every face
+  for (const auto& t : family.tunables) {
+    kernels::cuda::Tile tile = t;
+    tile.z = 6;
+    const std::string name = std::to_string(t.x) + "x" + std::to_string(t.y) + "x6";
+    check_tile(name, tile, Box3{{0, 0, 0}, n}, n, inner);
+    check_tile(name, tile, Box3{{0, 0, 0}, n}, n, Box3{{30, 0, 0}, {1, 1, 1}});  // every point in the layer
   }
 }
 
