@@ -5,12 +5,14 @@
 # the inner and PML kernels. Run on the GPU machine from the repo root; logs go to $OUT when set.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h100_session.sh
 # Environment: ISO_KERNELS, TTI_KERNELS, SHAPES (default 1000), REPEAT_TTI_MPI (default 3),
-# SKIP_TESTS=1, PROFILE=1 (ncu on a 512^3 run; PROFILE_SPEC, PROFILE_KERNELS), SKIP_AUTO=1.
+# SKIP_TESTS=1, PROFILE=1 (ncu on a 512^3 run; PROFILE_SPEC, PROFILE_KERNELS), SKIP_AUTO=1, SKIP_UNFUSED=1.
+# Families marked unverified (semi_tma, swic_split) are in the gpu tests and the tables but not in
+# `auto` until the registry's mark is removed.
 set -uo pipefail
 out=${OUT:-/tmp}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-iso=${ISO_KERNELS:-semi:64x8x64,streaming:64x8x32,swic:32x8x256}
-tti=${TTI_KERNELS:-swic:32x4x64}
+iso=${ISO_KERNELS:-streaming:64x8x32,semi:64x8x64,semi_tma:64x8x64,semi_tma:32x16x64,semi_tma:64x16x64,semi_tma:32x32x64,semi_tma:64x32x64,semi_tma:64x16x128}
+tti=${TTI_KERNELS:-swic:32x4x64,swic_split:32x4x64,swic_split:16x8x64,swic_split:32x8x64,swic_split:64x4x64}
 shapes=${SHAPES:-1000}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 echo "commit ${MINIMOD_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)} $(date -u +%FT%TZ)"
@@ -20,18 +22,28 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTUR
   cmake --build build -j16 > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  ctest --test-dir build -L gpu -j3 -E "Autotune|GpuMemory|tti_cuda" --output-on-failure > "$out/ctest-gpu.log" 2>&1
+  ctest --test-dir build -L gpu -j3 -E "Autotune|GpuMemory" --output-on-failure > "$out/ctest-gpu.log" 2>&1
   ctest --test-dir build -R "Autotune|GpuMemory" --output-on-failure > "$out/ctest-timing.log" 2>&1
   grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)|Skipped" "$out/ctest-gpu.log" "$out/ctest-timing.log"
+  # Distributed TTI on CUDA (refused until this passes: mpi/distributed_propagator.cpp), 2 and 4
+  # ranks sharing the GPU, several OpenMP threads per rank, repeated (it once differed run to run).
   for r in $(seq "${REPEAT_TTI_MPI:-3}"); do
-    ctest --test-dir build -R tti_cuda --output-on-failure > "$out/ctest-tti-mpi-$r.log" 2>&1
-    echo "distributed TTI on CUDA, try $r: $(grep -hE 'tests passed' "$out/ctest-tti-mpi-$r.log")"
+    for np in 2 4; do
+      OMP_NUM_THREADS=4 MINIMOD_TEST_BACKEND=cuda MINIMOD_UNVERIFIED_TTI_CUDA_MPI=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
+        mpirun -np $np build/tests/mpi_rank_tests --gtest_filter='*TtiDistributed*' > "$out/tti-mpi-$np-$r.log" 2>&1
+      echo "distributed TTI on CUDA, $np ranks, try $r: exit $? ($(grep -c '\[       OK' "$out/tti-mpi-$np-$r.log") OK)"
+    done
   done
-  grep -h -B2 -A12 "Failure\|differ" "$out"/ctest-tti-mpi-*.log | head -40
+  grep -h -A6 "Failure" "$out"/tti-mpi-*.log | head -30
   echo "tests: $(( $(date +%s) - start )) s"
 fi
 echo "== acoustic_iso, Minimod's case"
 build/bench/minimod_bench --backend cuda --kernels "$iso" --shapes "$shapes" --steps 100 2>&1 | tee "$out/bench-iso.log" | grep '^|\|^#'
+if [ "${SKIP_UNFUSED:-0}" != 1 ]; then
+  echo "== acoustic_iso, Minimod's case, Minimod's layer in its own kernel (MINIMOD_FUSED_LAYER=0)"
+  MINIMOD_FUSED_LAYER=0 build/bench/minimod_bench --backend cuda --kernels "${UNFUSED_KERNELS:-semi_tma:64x16x64}" \
+    --shapes "$shapes" --steps 100 2>&1 | tee "$out/bench-iso-unfused.log" | grep '^|'
+fi
 echo "== acoustic_tti"
 build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$tti" --shapes "$shapes" \
   --steps 20 2>&1 | tee "$out/bench-tti.log" | grep '^|\|^#'
