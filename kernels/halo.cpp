@@ -65,7 +65,8 @@ Box3 phased_recv_box(const Index3& shape, const HaloFaces& faces, int face) {
 }
 
 void exchange_by_axis(HaloTransport& transport, const Index3& shape, const HaloFaces& faces,
-                      int fields, void* stream, const PhasedHaloOps& ops) {
+                      int fields, void* stream, const PhasedHaloOps& ops,
+                      const std::function<void(int axis)>& overlap) {
   for (int axis = 0; axis < 3; ++axis) {
     float* send[6] = {};
     float* recv[6] = {};
@@ -78,8 +79,10 @@ void exchange_by_axis(HaloTransport& transport, const Index3& shape, const HaloF
       recv[f] = ops.receive_buffer(f, count[f]);
       any = true;
     }
-    if (!any) continue;  // neighbours are mutual: nobody waits for this rank along this axis
-    transport.start(send, recv, count, stream);
+    // Neighbours are mutual: without any along this axis nobody waits for this rank here.
+    if (any) transport.start(send, recv, count, stream);
+    if (overlap) overlap(axis);
+    if (!any) continue;
     transport.finish(stream);
     for (int f = 2 * axis; f < 2 * axis + 2; ++f)
       if (count[f] > 0) ops.unpack(f, recv[f]);

@@ -80,8 +80,13 @@ struct PhasedHaloOps {
 
 /// Fills the face and edge halos of `fields` fields through `transport`: three phases (x, y, z),
 /// each started, finished and unpacked before the next. `stream` as in HaloTransport::start.
+/// `overlap(axis)`, when given, is called once per axis (0, 1, 2) while that phase's messages are
+/// in flight (also for an axis without neighbours): work that neither sends nor reads a halo,
+/// such as a third of the interior, hides the exchange. Each phase's send boxes reach over the
+/// earlier phases' halos and the shell only, never the interior.
 void exchange_by_axis(HaloTransport& transport, const physics::Index3& shape,
-                      const HaloFaces& faces, int fields, void* stream, const PhasedHaloOps& ops);
+                      const HaloFaces& faces, int fields, void* stream, const PhasedHaloOps& ops,
+                      const std::function<void(int axis)>& overlap = {});
 
 /// The points of a subdomain in two parts: `shell` (disjoint boxes: own points within kHaloWidth of
 /// a face with a neighbour) and `interior` (the rest). Without neighbours the interior is everything.

@@ -3,18 +3,22 @@
 // region use Minimod's damped update with one auxiliary field per wavefield. OpenMP over (i, j).
 // What it reads per point: p, q (stencils), p_prev, q_prev, (v dt)^2, 2 (eps - delta) and the
 // medium (the symmetry axis and 1 / (1 + 2 delta)) at the point and its 72 stencil neighbours.
-// Distributed: after the update (and the sources), p and q exchange their face and edge halos axis
-// by axis (kernels/halo.hpp, exchange_by_axis), then free surfaces apply over the halo columns too.
+// Distributed: the shell (points within the halo width of an exchanged face) is updated first,
+// with its sources; then p and q exchange their face and edge halos axis by axis (kernels/halo.hpp,
+// exchange_by_axis) while a third of the interior is updated during each phase; then free surfaces
+// apply over the halo columns too.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <stdexcept>
 
 #include "kernels/aligned_buffer.hpp"
 #include "kernels/cpu/denormals.hpp"
 #include "kernels/cpu/field_ops.hpp"
+#include "kernels/halo.hpp"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/error.hpp"
@@ -115,17 +119,16 @@ class CpuAcousticTti final : public Propagator {
 
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
     flush_denormals_to_zero();
-    using clock = std::chrono::steady_clock;
-    const auto t0 = clock::now();
-    update();
-    const auto pn = view(p0_);  // now p_next
-    for (const auto& s : source) pn(s.node.i, s.node.j, s.node.k) += s.weight * amplitude;
+    const auto pn = view(p0_);  // p_next after the update
+    const auto inject = [&](const Box3& part) {
+      for (const auto& s : source)
+        if (part.contains(s.node.i, s.node.j, s.node.k)) pn(s.node.i, s.node.j, s.node.k) += s.weight * amplitude;
+    };
     if (exchanging()) {
-      const auto t1 = clock::now();
-      exchange_halos();
-      split_times_.interior += std::chrono::duration<double>(t1 - t0).count();
-      split_times_.exchange_exposed += std::chrono::duration<double>(clock::now() - t1).count();
-      ++split_times_.steps;
+      overlapped_step(inject);
+    } else {
+      update(p_.grid.box());
+      inject(p_.grid.box());
     }
     apply_free_surfaces(pn);
     apply_free_surfaces(view(q0_));
@@ -174,7 +177,8 @@ class CpuAcousticTti final : public Propagator {
       throw std::invalid_argument("the CPU backend exchanges halos through host memory only");
     transport_ = transport;
   }
-  /// No overlap: `interior` is the whole update, `exchange_exposed` the whole exchange.
+  /// `shell`: updating (and sending) what the neighbours need; `interior`: the rest, done while
+  /// the three exchange phases are in flight; `exchange_exposed`: the exchange time not hidden.
   StepSplit step_split() const override { return split_times_; }
 
  private:
@@ -192,9 +196,49 @@ class CpuAcousticTti final : public Propagator {
 
   bool exchanging() const { return transport_ != nullptr && p_.halo.any(); }
 
+  /// A distributed step: the shell (points within the halo width of an exchanged face) first,
+  /// with its sources, so that every message can be packed; then the exchange axis by axis while
+  /// a third of the interior is updated during each phase (kernels/halo.hpp, exchange_by_axis).
+  /// Every point takes the same update as in a one-rank step, so results stay bitwise.
+  template <class Inject>
+  void overlapped_step(const Inject& inject) {
+    using clock = std::chrono::steady_clock;
+    const auto seconds = [](clock::time_point a, clock::time_point b) {
+      return std::chrono::duration<double>(b - a).count();
+    };
+    const ShellSplit split = split_shell(p_.grid.shape, p_.halo);
+    const auto t0 = clock::now();
+    for (const auto& b : split.shell) {
+      update(b);
+      inject(b);
+    }
+    const auto t1 = clock::now();
+    double interior = 0;
+    exchange_halos([&](int axis) {
+      const auto a = clock::now();
+      const Box3 part = interior_third(split.interior, axis);
+      update(part);
+      inject(part);
+      interior += seconds(a, clock::now());
+    });
+    split_times_.shell += seconds(t0, t1);
+    split_times_.interior += interior;
+    split_times_.exchange_exposed += seconds(t1, clock::now()) - interior;
+    ++split_times_.steps;
+  }
+
+  /// The third `part` (0, 1, 2) of the interior, cut along i (the slowest axis).
+  static Box3 interior_third(const Box3& interior, int part) {
+    Box3 b = interior;
+    const int lo = interior.lo.i + interior.n.i * part / 3, hi = interior.lo.i + interior.n.i * (part + 1) / 3;
+    b.lo.i = lo;
+    b.n.i = hi - lo;
+    return b;
+  }
+
   /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per
-  /// face.
-  void exchange_halos() {
+  /// face; `overlap(axis)` runs while each phase is in flight.
+  void exchange_halos(const std::function<void(int)>& overlap) {
     const View3<float> fields[2] = {view(p0_), view(q0_)};
     const Index3 n = p_.grid.shape;
     PhasedHaloOps ops;
@@ -214,7 +258,7 @@ class CpuAcousticTti final : public Propagator {
       for (int c = 0; c < 2; ++c)
         cpu::copy_box(fields[c], b, const_cast<float*>(data) + c * b.points(), false);
     };
-    exchange_by_axis(*transport_, n, p_.halo, 2, nullptr, ops);
+    exchange_by_axis(*transport_, n, p_.halo, 2, nullptr, ops, overlap);
   }
 
   /// Over the own columns and the halo columns of exchanged faces (kernels/halo.hpp, halo_span).
@@ -222,7 +266,9 @@ class CpuAcousticTti final : public Propagator {
     cpu::apply_free_surfaces(f, p_.grid.shape, p_.free_surface, halo_span(p_.grid.shape, p_.halo));
   }
 
-  void update() {
+  /// The TTI step at every point of `box` (kernels/tti_point.hpp).
+  void update(const Box3& box) {
+    if (box.empty()) return;
     TtiStepArgs g{};
     g.p = view(p1_);
     g.q = view(q1_);
@@ -242,11 +288,11 @@ class CpuAcousticTti final : public Propagator {
     }
     g.stencil = p_.stencil;
     g.inner = inner_;
-    const Index3 n = p_.grid.shape;
+    const Index3 lo = box.lo, hi = box.hi();
 #pragma omp parallel for collapse(2) schedule(static)
-    for (int i = 0; i < n.i; ++i)
-      for (int j = 0; j < n.j; ++j)
-        for (int k = 0; k < n.k; ++k) tti_update_point(g, i, j, k);
+    for (int i = lo.i; i < hi.i; ++i)
+      for (int j = lo.j; j < hi.j; ++j)
+        for (int k = lo.k; k < hi.k; ++k) tti_update_point(g, i, j, k);
   }
 
   AcousticTtiProblem p_;
