@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/tti_point.hpp"
+#include "physics/error.hpp"
 #include "physics/stencil.hpp"
 #include "physics/view3.hpp"
 
@@ -98,5 +99,20 @@ const KernelFamily& find_family(const std::string& name, PropagatorKind propagat
 std::pair<const KernelFamily*, Tile> parse_kernel(const std::string& spec, PropagatorKind propagator);
 
 inline unsigned ceil_div(int a, int b) { return static_cast<unsigned>((a + b - 1) / b); }
+
+/// For the streaming families, whose kernels are compiled per (x, y) and whose tile.z is the
+/// chunk length (any value >= 1): the entry of `table` (members x, y) for the tile, else a
+/// ConfigError naming `family` and the valid tiles.
+template <class Variant, std::size_t N>
+const Variant& find_chunked_variant(const Variant (&table)[N], const Tile& t, const std::string& family) {
+  std::string valid;
+  for (const auto& v : table) {
+    if (v.x == t.x && v.y == t.y && t.z >= 1) return v;
+    valid += " " + std::to_string(v.x) + "x" + std::to_string(v.y) + "xN";
+  }
+  throw ConfigError("config error: execution.kernel: " + family + " has no tile " + std::to_string(t.x) + "x" +
+                    std::to_string(t.y) + "x" + std::to_string(t.z) + "; valid tiles:" + valid +
+                    " (N = planes per chunk along i, >= 1)");
+}
 
 }  // namespace minimod::kernels::cuda

@@ -229,16 +229,7 @@ const Variant kSyncVariants[] = {variant<32, 16, 1, false>(), variant<32, 8, 1, 
 
 template <bool kAsync>
 const Variant& find(const Tile& t) {
-  const auto& table = kAsync ? kAsyncVariants : kSyncVariants;
-  std::string valid;
-  for (const auto& v : table) {
-    if (v.x == t.x && v.y == t.y && t.z >= 1) return v;
-    valid += " " + std::to_string(v.x) + "x" + std::to_string(v.y) + "xN";
-  }
-  throw ConfigError(std::string("config error: execution.kernel: ") +
-                    (kAsync ? "semi" : "semi_sync") + " has no tile " + std::to_string(t.x) +
-                    "x" + std::to_string(t.y) + "x" + std::to_string(t.z) + "; valid tiles:" +
-                    valid + " (N = planes per chunk along i, >= 1)");
+  return kAsync ? find_chunked_variant(kAsyncVariants, t, "semi") : find_chunked_variant(kSyncVariants, t, "semi_sync");
 }
 
 template <bool kAsync>
@@ -361,15 +352,8 @@ const TtiVariant kTtiSync[] = {tti_variant<32, 4, false>(), tti_variant<32, 8, f
 
 template <bool kAsync>
 const TtiVariant& find_tti(const Tile& t) {
-  const auto& table = kAsync ? kTtiAsync : kTtiSync;
-  std::string valid;
-  for (const auto& v : table) {
-    if (v.x == t.x && v.y == t.y && t.z >= 1) return v;
-    valid += " " + std::to_string(v.x) + "x" + std::to_string(v.y) + "xN";
-  }
-  throw ConfigError(std::string("config error: execution.kernel: ") + (kAsync ? "semi" : "semi_sync") +
-                    " (acoustic_tti) has no tile " + std::to_string(t.x) + "x" + std::to_string(t.y) + "x" +
-                    std::to_string(t.z) + "; valid tiles:" + valid + " (N = planes per chunk along i, >= 1)");
+  return kAsync ? find_chunked_variant(kTtiAsync, t, "semi (acoustic_tti)")
+                : find_chunked_variant(kTtiSync, t, "semi_sync (acoustic_tti)");
 }
 
 template <bool kAsync>

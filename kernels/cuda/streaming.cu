@@ -116,16 +116,7 @@ constexpr Variant variant() {
 const Variant kVariants[] = {variant<32, 8>(), variant<32, 16>(), variant<64, 8>(),
                              variant<32, 4>()};
 
-const Variant& find(const Tile& t) {
-  std::string valid;
-  for (const auto& v : kVariants) {
-    if (v.x == t.x && v.y == t.y && t.z >= 1) return v;
-    valid += " " + std::to_string(v.x) + "x" + std::to_string(v.y) + "xN";
-  }
-  throw ConfigError("config error: execution.kernel: streaming has no tile " +
-                    std::to_string(t.x) + "x" + std::to_string(t.y) + "x" + std::to_string(t.z) +
-                    "; valid tiles:" + valid + " (N = planes per chunk along i, >= 1)");
-}
+const Variant& find(const Tile& t) { return find_chunked_variant(kVariants, t, "streaming"); }
 
 void launch(const IsoStepArgs& a, const Tile& t, cudaStream_t s) {
   const Variant& v = find(t);

@@ -145,16 +145,7 @@ constexpr Variant variant() {
 const Variant kVariants[] = {variant<32, 8>(), variant<32, 16>(), variant<64, 8>(),
                              variant<32, 4>()};
 
-const Variant& find(const Tile& t) {
-  std::string valid;
-  for (const auto& v : kVariants) {
-    if (v.x == t.x && v.y == t.y && t.z >= 1) return v;
-    valid += " " + std::to_string(v.x) + "x" + std::to_string(v.y) + "xN";
-  }
-  throw ConfigError("config error: execution.kernel: swic has no tile " + std::to_string(t.x) +
-                    "x" + std::to_string(t.y) + "x" + std::to_string(t.z) + "; valid tiles:" +
-                    valid + " (N = planes per chunk along i, >= 1)");
-}
+const Variant& find(const Tile& t) { return find_chunked_variant(kVariants, t, "swic"); }
 
 void launch(const IsoStepArgs& a, const Tile& t, cudaStream_t s) {
   const Variant& v = find(t);
@@ -427,14 +418,7 @@ const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), t
                                    tti_variant<16, 8>()};
 
 const TtiVariant& find_tti(const Tile& t) {
-  std::string valid;
-  for (const auto& v : kTtiVariants) {
-    if (v.x == t.x && v.y == t.y && t.z >= 1) return v;
-    valid += " " + std::to_string(v.x) + "x" + std::to_string(v.y) + "xN";
-  }
-  throw ConfigError("config error: execution.kernel: swic (acoustic_tti) has no tile " + std::to_string(t.x) + "x" +
-                    std::to_string(t.y) + "x" + std::to_string(t.z) + "; valid tiles:" + valid +
-                    " (N = planes per chunk along i, >= 1)");
+  return find_chunked_variant(kTtiVariants, t, "swic (acoustic_tti)");
 }
 
 void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, cudaStream_t s) {
