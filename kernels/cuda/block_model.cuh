@@ -7,7 +7,8 @@
 //   blk.fence_proxy()                        earlier generic accesses ordered before async copies
 //   blk.expect_bytes(bar, bytes)             arrive once and announce `bytes` of copies
 //   blk.copy_3d(dst, map, c0, c1, c2, bar)   a tensor-map box into shared memory, completing on bar
-//   blk.wait(bar, parity)                    until the phase of that parity has completed
+//   blk.wait(bar, parity)                    until the phase of that parity has completed (traps
+//                                            rather than hang when it never does)
 // DeviceBlock maps them to CUDA (sm_90: mbarrier and cp.async.bulk.tensor, TMA).
 #pragma once
 #include <cuda.h>
@@ -51,16 +52,26 @@ struct DeviceBlock {
         "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar))
         : "memory");
   }
-  __device__ __forceinline__ void wait(std::uint64_t* bar, unsigned parity) const {
+  /// Returns whether the phase of that parity has completed (mbarrier.try_wait suspends the
+  /// thread for a while before it gives up).
+  __device__ __forceinline__ bool try_wait(std::uint64_t* bar, unsigned parity) const {
+    unsigned done = 0;
     asm volatile(
         "{\n"
-        ".reg .pred done;\n"
-        "wait_%=:\n"
-        "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-        "@!done bra wait_%=;\n"
-        "}\n" ::"r"(smem_address(bar)),
-        "r"(parity)
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(smem_address(bar)), "r"(parity)
         : "memory");
+    return done != 0;
+  }
+  /// Waits for the phase; a copy that never lands (a wrong byte count or tensor map) traps after
+  /// ~2^22 tries (seconds) instead of hanging the GPU: the launch then fails with an error.
+  __device__ __forceinline__ void wait(std::uint64_t* bar, unsigned parity) const {
+    for (unsigned tries = 0; !try_wait(bar, parity); ++tries)
+      if (tries > (1u << 22)) __trap();
   }
 };
 
