@@ -90,7 +90,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_plane(const Block& blk, int p, int fir
 /// block_model.cuh (DeviceBlock on the GPU, HostBlock in the emulation) with `raw` its dynamic
 /// shared memory and Map its tensor-map type.
 #pragma nv_exec_check_disable
-template <int TX, int TY, int RY, int NS, class Block, class Map>
+template <int TX, int TY, int RY, int NS, bool kLayer, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoStepArgs& a, const Map& map_u,
                                                    const Map& map_prev, const Map& map_v2dt2, MapOrigin origin,
                                                    int chunk, unsigned char* raw) {
@@ -135,7 +135,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
   // profiles of its (j, k) and whether the row lies inside the inner box in j and k; G[r][d] the
   // in-plane part of grad(eta).grad(u) of output p-4+d, taken while its plane is staged.
   const MinimodLayer& lay = a.layer;
-  const bool layer = lay.aux.origin != nullptr;
+  const bool layer = kLayer && lay.aux.origin != nullptr;  // kLayer false: none of its registers
   const std::int64_t aux_delta = layer ? lay.aux.origin - a.u_next.origin : 0;  // one layout
   float ey_j[RY] = {}, ey_p[RY] = {}, ey_m[RY] = {}, G[RY][R] = {};
   float ez_k = 0.0f, ez_p = 0.0f, ez_m = 0.0f;
@@ -227,13 +227,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
   }
 }
 
-template <int TX, int TY, int RY, int NS>
+template <int TX, int TY, int RY, int NS, bool kLayer>
 __global__ void __launch_bounds__(TX * TY / RY)
     semi_tma_iso(IsoStepArgs a, const __grid_constant__ CUtensorMap map_u,
                  const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
                  MapOrigin origin, int chunk) {
   extern __shared__ unsigned char semi_tma_raw[];
-  semi_tma_block<TX, TY, RY, NS>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, origin, chunk, semi_tma_raw);
+  semi_tma_block<TX, TY, RY, NS, kLayer>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, origin, chunk, semi_tma_raw);
 }
 
 // --- host side ----------------------------------------------------------------------------------
@@ -279,9 +279,11 @@ struct Variant {
   int smem_bytes;
 };
 
-template <int TX, int TY, int RY, int NS>
-void launch_variant(const IsoStepArgs& a, int chunk, cudaStream_t s) {
-  constexpr auto kernel = &semi_tma_iso<TX, TY, RY, NS>;
+/// The kernel with (kLayer) or without Minimod's layer fused: the inner-only and CPML launches
+/// keep the smaller register footprint.
+template <int TX, int TY, int RY, int NS, bool kLayer>
+void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
+  constexpr auto kernel = &semi_tma_iso<TX, TY, RY, NS, kLayer>;
   constexpr int bytes = shared_bytes<TX, TY, NS>();
   ensure_smem_limit<kernel>(bytes);
   const MapOrigin origin{a.u.box.lo.i, a.u.box.lo.j, a.u.box.lo.k};
@@ -291,6 +293,14 @@ void launch_variant(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   const dim3 block(TX, TY / RY, 1);
   const dim3 grid(ceil_div(a.region.n.k, TX), ceil_div(a.region.n.j, TY), ceil_div(a.region.n.i, chunk));
   kernel<<<grid, block, bytes, s>>>(a, mu, mp, mv, origin, chunk);
+}
+
+template <int TX, int TY, int RY, int NS>
+void launch_variant(const IsoStepArgs& a, int chunk, cudaStream_t s) {
+  if (a.layer.aux.origin != nullptr)
+    launch_kernel<TX, TY, RY, NS, true>(a, chunk, s);
+  else
+    launch_kernel<TX, TY, RY, NS, false>(a, chunk, s);
 }
 
 /// The same block body on host threads over host arrays (block_emulation.hpp): the same grid,
@@ -304,13 +314,16 @@ void emulate_variant(const IsoStepArgs& a, int chunk) {
   const int grid[3] = {static_cast<int>(ceil_div(a.region.n.k, TX)), static_cast<int>(ceil_div(a.region.n.j, TY)),
                        static_cast<int>(ceil_div(a.region.n.i, chunk))};
   emulate_grid(grid, TX, TY / RY, shared_bytes<TX, TY, NS>(), [&](HostBlock& blk, unsigned char* raw) {
-    semi_tma_block<TX, TY, RY, NS>(blk, a, mu, mp, mv, origin, chunk, raw);
+    if (a.layer.aux.origin != nullptr)
+      semi_tma_block<TX, TY, RY, NS, true>(blk, a, mu, mp, mv, origin, chunk, raw);
+    else
+      semi_tma_block<TX, TY, RY, NS, false>(blk, a, mu, mp, mv, origin, chunk, raw);
   });
 }
 
 template <int TX, int TY, int RY, int NS>
 constexpr Variant variant() {
-  return {TX, TY, RY, NS, reinterpret_cast<const void*>(&semi_tma_iso<TX, TY, RY, NS>),
+  return {TX, TY, RY, NS, reinterpret_cast<const void*>(&semi_tma_iso<TX, TY, RY, NS, true>),
           &launch_variant<TX, TY, RY, NS>, &emulate_variant<TX, TY, RY, NS>, shared_bytes<TX, TY, NS>()};
 }
 
