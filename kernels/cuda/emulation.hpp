@@ -8,4 +8,8 @@ namespace minimod::kernels::cuda {
 /// One semi_tma update of a.region (tile t), emulated: the views point to host memory.
 void emulate_semi_tma(const IsoStepArgs& a, const Tile& t);
 
+/// One swic_split update of `region` (tile t), emulated: the views point to host memory, the
+/// centre weights kappa_perp, kappa_axis included.
+void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t);
+
 }  // namespace minimod::kernels::cuda

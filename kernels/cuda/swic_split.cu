@@ -3,11 +3,11 @@
 // the pair form and is verified on a GPU) until this one has passed the gpu tests: it is written
 // without a GPU and marked unverified, so `kernel: auto` skips it (registry.hpp).
 //
-// The kernel: SWiC for the 73-point TTI operator in its split form (physics/tti.hpp, tti_rhs73_split): the
-// pair form's per-neighbour products of the medium move to one product per staged point.
-// Every stencil pair of an output o couples o with a point in plane o + di, |di| <= 4, and every
-// neighbour in another plane lies on the cross (j +- m, k), (j, k +- m) or at (j, k) of that plane.
-// So one plane in shared memory serves nine outputs:
+// The kernel: SWiC for the 73-point TTI operator in its split form (physics/tti.hpp,
+// tti_rhs73_split): the pair form's per-neighbour products of the medium move to one product per
+// staged point. Every stencil pair of an output o couples o with a point in plane o + di, |di| <=
+// 4, and every neighbour in another plane lies on the cross (j +- m, k), (j, k +- m) or at (j, k)
+// of that plane. So one plane in shared memory serves nine outputs:
 //  * the block streams planes c = i_begin-4 .. i_end+3. When a plane is staged, each of its points
 //    is stored as s = p + q, p and the products g_t = nn_t s, h_t = nn_t p / a of the directions
 //    it serves: a j-line point (j +- m, k) is a yy neighbour of output c and an xy neighbour of
@@ -29,10 +29,16 @@
 // ~100 B written; FP ~260 in the neighbour sums plus ~40 for the products of the staged points.
 // Results differ from the CPU reference (the pair form) by fp32 rounding only
 // (tests/kernels/tti_split_test.cpp; tests/gpu/tti_cuda_test.cpp).
-#include <string>
-
+//
+// The block body (swic_split_block) is written against the execution model of block_model.cuh, so
+// that tests/gpu/swic_split_emulation_test.cpp runs it on host threads (block_emulation.hpp,
+// emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
+// round-off. That checks the indexing, staging and barriers, not the device code itself, which
+// stays unverified until the gpu tests have run it.
+#include "kernels/cuda/block_emulation.hpp"
+#include "kernels/cuda/block_model.cuh"
+#include "kernels/cuda/emulation.hpp"
 #include "kernels/cuda/registry.hpp"
-#include "kernels/cuda/thread_point.cuh"
 #include "kernels/cuda/tti_stage.cuh"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
@@ -50,7 +56,7 @@ struct SplitPlane {
   float2* sp;  // s, p
   float2* yz;  // g_yz, h_yz
   static constexpr int kBytes = 48;  // per point
-  __device__ static SplitPlane carve(unsigned char* raw, int points) {
+  MM_HOST_DEVICE static SplitPlane carve(unsigned char* raw, int points) {
     return {reinterpret_cast<float4*>(raw), reinterpret_cast<float4*>(raw + 16 * points),
             reinterpret_cast<float2*>(raw + 32 * points), reinterpret_cast<float2*>(raw + 40 * points)};
   }
@@ -72,15 +78,16 @@ struct RawPoint {
   physics::TtiMediumPoint m;
   float p, q;
 };
-__device__ __forceinline__ RawPoint load_raw(const TtiStepArgs& g, std::int64_t o, bool valid) {
+MM_HOST_DEVICE MM_FORCE_INLINE RawPoint load_raw(const TtiStepArgs& g, std::int64_t o, bool valid) {
   if (!valid) return {{0, 0, 0, 0}, 0, 0};
-  return {{__ldg(g.nx.origin + o), __ldg(g.ny.origin + o), __ldg(g.nz.origin + o), __ldg(g.inv_a.origin + o)},
-          __ldg(g.p.origin + o),
-          __ldg(g.q.origin + o)};
+  return {{load(g.nx.origin + o), load(g.ny.origin + o), load(g.nz.origin + o),
+           load(g.inv_a.origin + o)},
+          load(g.p.origin + o),
+          load(g.q.origin + o)};
 }
 
 /// The products of direction t of a staged point: (g_t, h_t).
-__device__ __forceinline__ float2 products(const RawPoint& r, float s, int t) {
+MM_HOST_DEVICE MM_FORCE_INLINE float2 products(const RawPoint& r, float s, int t) {
   return make_float2(physics::perp_product(r.m, t, s), physics::axis_product(r.m, t, r.p));
 }
 
@@ -92,7 +99,7 @@ struct OwnPoint {
 };
 
 /// Stages a tile point (all directions) and returns what the thread keeps of it.
-__device__ __forceinline__ OwnPoint stage_own(const SplitPlane& pl, int e, const RawPoint& r) {
+MM_HOST_DEVICE MM_FORCE_INLINE OwnPoint stage_own(const SplitPlane& pl, int e, const RawPoint& r) {
   const float s = r.p + r.q;
   const float2 yy = products(r, s, physics::kYY), xy = products(r, s, physics::kXY);
   const float2 zz = products(r, s, physics::kZZ), xz = products(r, s, physics::kXZ);
@@ -104,7 +111,7 @@ __device__ __forceinline__ OwnPoint stage_own(const SplitPlane& pl, int e, const
   return {s, r.p, xx.x, xx.y, r.m};
 }
 /// A halo-row point: a j-line and diagonal neighbour only.
-__device__ __forceinline__ void stage_row(const SplitPlane& pl, int e, const RawPoint& r) {
+MM_HOST_DEVICE MM_FORCE_INLINE void stage_row(const SplitPlane& pl, int e, const RawPoint& r) {
   const float s = r.p + r.q;
   const float2 yy = products(r, s, physics::kYY), xy = products(r, s, physics::kXY);
   pl.sp[e] = make_float2(s, r.p);
@@ -112,7 +119,7 @@ __device__ __forceinline__ void stage_row(const SplitPlane& pl, int e, const Raw
   pl.yz[e] = products(r, s, physics::kYZ);
 }
 /// A halo-column point: a k-line and diagonal neighbour only.
-__device__ __forceinline__ void stage_col(const SplitPlane& pl, int e, const RawPoint& r) {
+MM_HOST_DEVICE MM_FORCE_INLINE void stage_col(const SplitPlane& pl, int e, const RawPoint& r) {
   const float s = r.p + r.q;
   const float2 zz = products(r, s, physics::kZZ), xz = products(r, s, physics::kXZ);
   pl.sp[e] = make_float2(s, r.p);
@@ -132,28 +139,37 @@ struct SplitSums {
 template <int TX, int TY>
 constexpr int kTtiMinBlocks = TX * TY <= 128 ? 3 : 1;
 
-template <int TX, int TY>
-__global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>) swic_tti(TtiStepArgs g, physics::Box3 region,
-                                                                          int chunk) {
+/// One block's work: the body of swic_tti, written against the execution model of
+/// block_model.cuh (DeviceBlock on the GPU, HostBlock in the emulation) with `raw` its dynamic
+/// shared memory (16-B aligned). The lambdas below call no Block method: nv_exec_check_disable
+/// does not reach into a lambda, so the barriers stay in the body itself.
+#pragma nv_exec_check_disable
+template <int TX, int TY, class Block>
+MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_block(const Block& blk, const TtiStepArgs& g,
+                                                     const physics::Box3& region, int chunk,
+                                                     unsigned char* raw) {
   using T = TtiTile<TX, TY>;
   constexpr int SX = T::SX;
-  extern __shared__ __align__(16) unsigned char swic_tti_raw[];
   const physics::Index3 hi = region.hi();
-  const StreamBlock blk = stream_block(region, TX, TY, chunk);
-  const int j0 = blk.j0, k0 = blk.k0, i_begin = blk.i_begin, i_end = blk.i_end;
+  // The tile's (k, j) corner and its chunk of output planes [i_begin, i_end) along i.
+  const int k0 = region.lo.k + blk.bx * TX, j0 = region.lo.j + blk.by * TY;
+  const int i_begin = region.lo.i + blk.bz * chunk;
+  const int i_end = i_begin + chunk < hi.i ? i_begin + chunk : hi.i;
   const int c_first = i_begin - R, c_end = i_end + R;  // planes streamed: [c_first, c_end)
   // Buffer of plane c (computed, not indexed: an indexed pair of buffers would live in local memory).
-  const auto buffer = [c_first](int c) {
-    return SplitPlane::carve(swic_tti_raw + ((c - c_first) & 1) * (T::kPoints * SplitPlane::kBytes), T::kPoints);
+  const auto buffer = [c_first, raw](int c) {
+    return SplitPlane::carve(raw + ((c - c_first) & 1) * (T::kPoints * SplitPlane::kBytes),
+                             T::kPoints);
   };
-  const int t = threadIdx.x + TX * threadIdx.y;
-  const int j = j0 + static_cast<int>(threadIdx.y), k = k0 + static_cast<int>(threadIdx.x);
+  const int tx = blk.tx, ty = blk.ty;
+  const int t = tx + TX * ty;
+  const int j = j0 + ty, k = k0 + tx;
   const bool writes = j < hi.j && k < hi.k;
   const std::int64_t sx = g.p.sx;
   const auto readable = [&hi](int jj, int kk) { return jj < hi.j + R && kk < hi.k + R; };
 
   // Staged slots and layout offsets (at plane c_first) of the points this thread stages.
-  const int e = (threadIdx.y + R) * SX + threadIdx.x + R;
+  const int e = (ty + R) * SX + tx + R;
   const std::int64_t own_o = g.p.offset(c_first, j, k);
   const bool own_ok = readable(j, k);
   int row_e[T::kRowRounds], col_e[T::kColRounds];
@@ -206,7 +222,7 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>) swic_tti(TtiSte
   load_plane(c_first);
   OwnPoint own = stage_plane(buffer(c_first));
   if (c_first + 1 < c_end) load_plane(c_first + 1);
-  __syncthreads();
+  blk.sync();
   for (int c = c_first; c < c_end; ++c) {
     const SplitPlane pl = buffer(c);
     const bool in_plane = c >= i_begin && c < i_end;  // output c is ours (block-uniform)
@@ -289,8 +305,9 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>) swic_tti(TtiSte
     if (out) {
       const std::int64_t off = own_o + (c - c_first - R) * sx;
       const RawPoint ro = load_raw(g, off, true);
-      const physics::TtiCentre kappa{__ldg(g.kappa_perp.origin + off), __ldg(g.kappa_axis.origin + off)};
-      const float bo = __ldg(g.b.origin + off);
+      const physics::TtiCentre kappa{load(g.kappa_perp.origin + off),
+                                     load(g.kappa_axis.origin + off)};
+      const float bo = load(g.b.origin + off);
       const SplitSums& a = Q[0];
       const float perp2 = a.perp2 + physics::perp_own(ro.m, physics::kXX) * a.sxx +
                           physics::perp_own(ro.m, physics::kXY) * a.sxy + physics::perp_own(ro.m, physics::kXZ) * a.sxz;
@@ -298,24 +315,32 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>) swic_tti(TtiSte
                           physics::axis_own(ro.m, physics::kXY) * a.pxy + physics::axis_own(ro.m, physics::kXZ) * a.pxz;
       const physics::TtiRhs r = physics::tti_split_rhs(perp2, axis2, {ro.p + ro.q, ro.p}, kappa, ro.m.inv_a, bo);
       if (g.inner.contains(o, j, k)) {
-        const float v2 = __ldg(g.v2dt2.origin + off);
+        const float v2 = load(g.v2dt2.origin + off);
         g.p_next.origin[off] = physics::leapfrog(g.p_next.origin[off], ro.p, v2, r.p);
         g.q_next.origin[off] = physics::leapfrog(g.q_next.origin[off], ro.q, v2, r.q);
       } else {
         tti_update_from_rhs(g, o, j, k, off, r);
       }
     }
-    __syncthreads();  // plane c + 1 is staged; everyone is done with plane c
+    blk.sync();  // plane c + 1 is staged; everyone is done with plane c
 #pragma unroll
     for (int d = 0; d < 2 * R; ++d) Q[d] = Q[d + 1];
     Q[2 * R] = {0, 0, 0, 0, 0, 0, 0, 0};
   }
 }
 
+template <int TX, int TY>
+__global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
+    swic_tti(TtiStepArgs g, physics::Box3 region, int chunk) {
+  extern __shared__ __align__(16) unsigned char swic_tti_raw[];
+  swic_split_block<TX, TY>(DeviceBlock(), g, region, chunk, swic_tti_raw);
+}
+
 struct TtiVariant {
   int x, y;
   const void* kernel;
   void (*launch)(const TtiStepArgs&, const physics::Box3&, int, cudaStream_t);
+  void (*emulate)(const TtiStepArgs&, const physics::Box3&, int);
 };
 
 template <int TX, int TY>
@@ -326,30 +351,40 @@ void launch_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int c
   swic_tti<TX, TY><<<grid, dim3(TX, TY, 1), bytes, s>>>(g, region, chunk);
 }
 
+/// The same block body on host threads over host arrays (block_emulation.hpp): the same grid and
+/// shared-memory size as launch_tti_variant.
+template <int TX, int TY>
+void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
+  const int grid[3] = {static_cast<int>(ceil_div(region.n.k, TX)),
+                       static_cast<int>(ceil_div(region.n.j, TY)),
+                       static_cast<int>(ceil_div(region.n.i, chunk))};
+  emulate_grid(grid, TX, TY, TtiTile<TX, TY>::kBytes, [&](HostBlock& blk, unsigned char* raw) {
+    swic_split_block<TX, TY>(blk, g, region, chunk, raw);
+  });
+}
+
 template <int TX, int TY>
 constexpr TtiVariant tti_variant() {
-  return {TX, TY, reinterpret_cast<const void*>(&swic_tti<TX, TY>), &launch_tti_variant<TX, TY>};
+  return {TX, TY, reinterpret_cast<const void*>(&swic_tti<TX, TY>), &launch_tti_variant<TX, TY>,
+          &emulate_tti_variant<TX, TY>};
 }
 
 const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), tti_variant<64, 4>(),
                                    tti_variant<16, 8>()};
 
 const TtiVariant& find_tti(const Tile& t) {
-  std::string valid;
-  for (const auto& v : kTtiVariants) {
-    if (v.x == t.x && v.y == t.y && t.z >= 1) return v;
-    valid += " " + std::to_string(v.x) + "x" + std::to_string(v.y) + "xN";
-  }
-  throw ConfigError("config error: execution.kernel: swic (acoustic_tti) has no tile " + std::to_string(t.x) + "x" +
-                    std::to_string(t.y) + "x" + std::to_string(t.z) + "; valid tiles:" + valid +
-                    " (N = planes per chunk along i, >= 1)");
+  return find_chunked_variant(kTtiVariants, t, "swic_split (acoustic_tti)");
+}
+
+void check_centre_weights(const TtiStepArgs& g) {
+  if (g.kappa_perp.origin == nullptr || g.kappa_axis.origin == nullptr)
+    throw Error("swic_split: the split form needs the centre weights kappa_perp, kappa_axis");
 }
 
 void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, cudaStream_t s) {
   const TtiVariant& v = find_tti(t);
   if (region.empty()) return;
-  if (g.kappa_perp.origin == nullptr || g.kappa_axis.origin == nullptr)
-    throw Error("swic_split: the split form needs the centre weights kappa_perp, kappa_axis");
+  check_centre_weights(g);
   v.launch(g, region, t.z, s);
 }
 
@@ -377,4 +412,12 @@ KernelFamily family() {
 const bool kRegistered = register_family(family());
 
 }  // namespace
+
+void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t) {
+  const TtiVariant& v = find_tti(t);
+  if (region.empty()) return;
+  check_centre_weights(g);
+  v.emulate(g, region, t.z);
+}
+
 }  // namespace minimod::kernels::cuda

@@ -1,0 +1,266 @@
+// swic_split's block body run by host threads (kernels/cuda/block_emulation.hpp): needs no GPU.
+// One TTI step of a small random problem on the CUDA propagator's layout and medium arrays
+// (halo 4; nx, ny, nz, 1 / a from fill_tti_medium, kappa_perp, kappa_axis from tti_centre_at, as
+// kernels/cuda/acoustic_tti_cuda.cu fills them), for every tile of the family and an odd chunk
+// length, over the whole grid (the tiles overhang it) and an odd sub-box: p_next, q_next, aux_p and
+// aux_q must equal the CPU reference point update (kernels::tti_update_point: the pair form
+// tti_rhs73, then leapfrog inside the inner box and the damped update outside it) at every point
+// to fp32 round-off, and nothing outside the region may change. This checks the kernel's
+// indexing, its double-buffered staging and barriers and its queue of partial sums, on the split
+// form; that the device code does the same is what the gpu tests (tti_cuda_test.cpp) check.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/aligned_buffer.hpp"
+#include "kernels/cuda/autotune.hpp"
+#include "kernels/cuda/emulation.hpp"
+#include "kernels/cuda/registry.hpp"
+#include "kernels/tti_point.hpp"
+#include "kernels/tti_propagator.hpp"
+#include "physics/tti.hpp"
+#include "physics/view3.hpp"
+
+namespace minimod {
+namespace {
+
+using physics::Box3;
+using physics::Index3;
+
+constexpr int R = physics::kRadius;
+
+// Of an array's largest value. One step from the same input: the split and pair forms then differ
+// by fp32 round-off, measured up to 1.8e-7 of the max. A wrong outermost term weighs ~1e-5 of the
+// max (staging zeros for the last halo row in j: 1.6e-5 in p_next, 3.5e-6 in q_next), other
+// wrong indices or signs 1e-3 and more. tti_cuda_test.cpp allows 2e-5 after 25 steps.
+constexpr double kTolerance = 2e-6;
+
+/// The arrays of one TTI step in host memory, laid out and filled as the CUDA propagator does.
+struct HostTti {
+  kernels::AcousticTtiProblem problem;
+  physics::FieldLayout layout;
+  kernels::AlignedBuffer p, q, p_next, q_next, aux_p, aux_q, v2dt2, b, nx, ny, nz, inv_a,
+      kappa_perp, kappa_axis;
+  std::vector<float> eta[3];  // eta[axis][i + 1], i = -1 .. n
+  Box3 inner;
+
+  HostTti(Index3 n, unsigned seed)
+      : layout(physics::FieldLayout::make(Box3{{0, 0, 0}, n}, R)),
+        p(layout.elements()),
+        q(layout.elements()),
+        p_next(layout.elements()),
+        q_next(layout.elements()),
+        aux_p(layout.elements()),
+        aux_q(layout.elements()),
+        v2dt2(layout.elements()),
+        b(layout.elements()),
+        nx(layout.elements()),
+        ny(layout.elements()),
+        nz(layout.elements()),
+        inv_a(layout.elements()),
+        kappa_perp(layout.elements()),
+        kappa_axis(layout.elements()) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(0, 1);
+    const double pi = 3.14159265358979323846;
+    auto& pr = problem;
+    pr.grid.shape = n;
+    pr.grid.spacing = {10, 12, 8};
+    pr.pml.lo = {4, 0, 5};  // a layer of unequal widths on four faces, none on y- and x+
+    pr.pml.hi = {0, 3, 6};
+    // dt at the stability limit, not below it: the larger (v dt)^2, the larger the operator's
+    // share of p_next against 2 p - p_prev, and the more a wrong outermost term (weight a_4 =
+    // -1/560) shows against the round-off (see kTolerance).
+    const double dt = physics::tti_critical_dt(3500, pr.grid.spacing, 0.4, -0.1, 0.2);
+    // Independent per point: tilt (beyond 90 degrees too), azimuth, delta, eps >= delta, and a
+    // quarter of the points isotropic (a = 1, b = 0), where the layer's auxiliary term applies.
+    for (int i = 0; i < n.i; ++i)
+      for (int j = 0; j < n.j; ++j)
+        for (int k = 0; k < n.k; ++k) {
+          const bool iso = u(rng) < 0.25;
+          const double delta = iso ? 0 : -0.1 + 0.3 * u(rng);
+          const double eps = iso ? 0 : delta + 0.2 * u(rng);
+          const double vdt = (1500 + 2000 * u(rng)) * dt;
+          pr.v2dt2.push_back(static_cast<float>(vdt * vdt));
+          pr.a.push_back(static_cast<float>(1 + 2 * delta));
+          pr.b.push_back(static_cast<float>(2 * (eps - delta)));
+          pr.theta.push_back(static_cast<float>(pi * u(rng)));
+          pr.phi.push_back(static_cast<float>(2 * pi * u(rng)));
+        }
+    kernels::finish_problem(pr);
+    kernels::fill_tti_medium(pr, layout, nx.data(), ny.data(), nz.data(), inv_a.data());
+    const auto vv = layout.view(v2dt2.data()), vb = layout.view(b.data());
+    for (int i = 0; i < n.i; ++i)  // their halo stays 0, as on the GPU
+      for (int j = 0; j < n.j; ++j)
+        for (int k = 0; k < n.k; ++k) {
+          const size_t o = (static_cast<size_t>(i) * n.j + j) * n.k + k;
+          vv(i, j, k) = pr.v2dt2[o];
+          vb(i, j, k) = pr.b[o];
+        }
+    for (const auto& r : kernels::problem_regions(pr))
+      if (!r.is_pml) inner = r.box;
+    // Random damping profiles rather than make_damping_profiles' (0 at the innermost layer point,
+    // small over a thin layer): the damped update then differs clearly from the leapfrog.
+    std::uniform_real_distribution<float> e(0.0f, 0.3f), f(-1, 1);
+    for (int a = 0; a < 3; ++a) {
+      eta[a].resize(static_cast<size_t>(n[a] + 2));
+      for (auto& x : eta[a]) x = e(rng);
+    }
+    for (auto* buf : {&p, &q, &p_next, &q_next, &aux_p, &aux_q})  // halo and row padding too
+      for (std::int64_t x = 0; x < layout.elements(); ++x) buf->data()[x] = f(rng);
+    // The centre weights at the grid points, from the medium arrays (fill_centre_weights); the
+    // halo keeps its 0.
+    const auto g = args();
+    const auto kp = layout.view(kappa_perp.data()), ka = layout.view(kappa_axis.data());
+    for (int i = 0; i < n.i; ++i)
+      for (int j = 0; j < n.j; ++j)
+        for (int k = 0; k < n.k; ++k) {
+          const physics::TtiCentre c = kernels::tti_centre_at(g, g.p.offset(i, j, k));
+          kp(i, j, k) = c.perp;
+          ka(i, j, k) = c.axis;
+        }
+  }
+
+  kernels::TtiStepArgs args() const {
+    kernels::TtiStepArgs g{};
+    g.p = layout.view<const float>(p.data());
+    g.q = layout.view<const float>(q.data());
+    g.p_next = layout.view(p_next.data());
+    g.q_next = layout.view(q_next.data());
+    g.aux_p = layout.view(aux_p.data());
+    g.aux_q = layout.view(aux_q.data());
+    g.v2dt2 = layout.view<const float>(v2dt2.data());
+    g.b = layout.view<const float>(b.data());
+    g.nx = layout.view<const float>(nx.data());
+    g.ny = layout.view<const float>(ny.data());
+    g.nz = layout.view<const float>(nz.data());
+    g.inv_a = layout.view<const float>(inv_a.data());
+    g.kappa_perp = layout.view<const float>(kappa_perp.data());
+    g.kappa_axis = layout.view<const float>(kappa_axis.data());
+    g.weights = physics::make_tti_weights(problem.stencil);
+    for (int a = 0; a < 3; ++a) {
+      g.eta[a] = eta[a].data();
+      g.inv_4h2[a] = problem.inv_4h2[static_cast<size_t>(a)];
+    }
+    g.stencil = problem.stencil;
+    g.inner = inner;
+    return g;
+  }
+
+  /// What the step writes: p_next, q_next, aux_p, aux_q.
+  std::vector<kernels::AlignedBuffer*> outputs() { return {&p_next, &q_next, &aux_p, &aux_q}; }
+};
+
+using Arrays = std::vector<std::vector<float>>;
+
+Arrays save(HostTti& s) {
+  Arrays out;
+  for (auto* buf : s.outputs()) out.emplace_back(buf->data(), buf->data() + buf->size());
+  return out;
+}
+
+void restore(HostTti& s, const Arrays& a) {
+  const auto outs = s.outputs();
+  for (size_t f = 0; f < outs.size(); ++f) std::copy(a[f].begin(), a[f].end(), outs[f]->data());
+}
+
+class SwicSplitEmulation : public ::testing::Test {
+ protected:
+  // Prime sides that divide no tile; the tiles (16..64 along k, 4 or 8 along j) overhang the
+  // grid and its halo.
+  const Index3 n_{21, 19, 23};
+  HostTti s_{n_, 29u};
+  Arrays initial_, reference_;
+
+  void SetUp() override {
+    ASSERT_FALSE(s_.inner.empty());
+    initial_ = save(s_);
+    const auto g = s_.args();
+    for (int i = 0; i < n_.i; ++i)
+      for (int j = 0; j < n_.j; ++j)
+        for (int k = 0; k < n_.k; ++k) kernels::tti_update_point(g, i, j, k);
+    reference_ = save(s_);
+  }
+
+  /// One emulated update of `region` from the initial state: the reference inside it (within
+  /// kTolerance of each array's largest value there), the initial values bitwise elsewhere (the
+  /// halo and row padding included).
+  void check(const kernels::cuda::Tile& tile, const Box3& region) {
+    SCOPED_TRACE("swic_split:" + kernels::cuda::tile_string(tile) + " region lo (" +
+                 std::to_string(region.lo.i) + "," + std::to_string(region.lo.j) + "," +
+                 std::to_string(region.lo.k) + ") n (" + std::to_string(region.n.i) + "," +
+                 std::to_string(region.n.j) + "," + std::to_string(region.n.k) + ")");
+    restore(s_, initial_);
+    kernels::cuda::emulate_swic_split(s_.args(), region, tile);
+    const Arrays got = save(s_);
+    const auto v = s_.layout.view(s_.p.data());
+    const std::int64_t base = v.offset(-R, -R, -R);
+    const int k_end = static_cast<int>(s_.layout.nz_alloc) - R;  // row padding too
+    const char* names[] = {"p_next", "q_next", "aux_p", "aux_q"};
+    for (size_t f = 0; f < got.size(); ++f) {
+      double scale = 0;
+      for (int i = 0; i < n_.i; ++i)
+        for (int j = 0; j < n_.j; ++j)
+          for (int k = 0; k < n_.k; ++k)
+            if (region.contains(i, j, k))
+              scale = std::max(scale, double(std::fabs(reference_[f][v.offset(i, j, k) - base])));
+      std::int64_t bad = 0, changed_outside = 0;
+      double worst = 0;
+      Index3 at{};
+      for (int i = -R; i < n_.i + R; ++i)
+        for (int j = -R; j < n_.j + R; ++j)
+          for (int k = -R; k < k_end; ++k) {
+            const auto o = static_cast<size_t>(v.offset(i, j, k) - base);
+            if (!region.contains(i, j, k)) {
+              if (std::memcmp(&got[f][o], &initial_[f][o], 4) != 0) ++changed_outside;
+              continue;
+            }
+            const double err = std::fabs(double(got[f][o]) - reference_[f][o]);
+            if (!(err <= kTolerance * scale)) {
+              if (bad == 0) at = {i, j, k};
+              ++bad;
+            }
+            if (!(err <= worst)) worst = err;
+          }
+      EXPECT_EQ(bad, 0) << names[f] << ": max |diff| " << worst << " of max " << scale
+                        << ", first at (" << at.i << "," << at.j << "," << at.k << ")";
+      EXPECT_EQ(changed_outside, 0) << names[f];
+    }
+  }
+};
+
+TEST_F(SwicSplitEmulation, EveryTileEqualsTheCpuReferenceAtEveryPoint) {
+  const auto& family =
+      kernels::cuda::find_family("swic_split", kernels::cuda::PropagatorKind::acoustic_tti);
+  ASSERT_FALSE(family.tti_tunables.empty());
+  std::set<std::tuple<int, int, int>> done;
+  for (const auto& t : family.tti_tunables)
+    for (int chunk : {t.z, 5}) {  // 5: chunks that divide nothing, the last one short
+      kernels::cuda::Tile tile = t;
+      tile.z = chunk;
+      if (!done.insert({tile.x, tile.y, tile.z}).second) continue;
+      check(tile, Box3{{0, 0, 0}, n_});  // the whole grid, as the propagator launches it
+    }
+}
+
+TEST_F(SwicSplitEmulation, OddSubBoxEqualsTheCpuReference) {
+  // A region at odd offsets, narrower than a tile: the kernel stages the halo around it from the
+  // arrays and must write nothing outside it.
+  const auto& family =
+      kernels::cuda::find_family("swic_split", kernels::cuda::PropagatorKind::acoustic_tti);
+  for (const auto& t : family.tti_tunables) {
+    kernels::cuda::Tile tile = t;
+    tile.z = 4;
+    check(tile, Box3{{3, 2, 3}, {13, 15, 9}});  // crosses the x-, y+ and z- layers
+  }
+}
+
+}  // namespace
+}  // namespace minimod
