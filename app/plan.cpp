@@ -212,10 +212,10 @@ std::int64_t estimate_field_bytes(const Index3& shape, pml::PmlKind kind) {
 
 std::int64_t estimate_tti_bytes(const Index3& shape) {
   const auto layout = physics::FieldLayout::make({{0, 0, 0}, shape}, physics::kRadius);
-  // p, q at two time levels, two auxiliary fields, (v dt)^2, b and the medium nx, ny, nz, 1/a;
-  // the CUDA propagator adds the split form's centre weights kappa_perp, kappa_axis (the CPU one
-  // allocates the first 12): the larger, as the plan does not know the backend yet.
-  return 14 * layout.elements() * static_cast<std::int64_t>(sizeof(float));
+  // p, q at two time levels, two auxiliary fields, (v dt)^2, b and the medium nx, ny, nz, 1/a.
+  // A CUDA family that reads the split form's centre weights (swic_split, named explicitly) adds
+  // two arrays; the CUDA propagator checks the real total against the GPU before allocating.
+  return 12 * layout.elements() * static_cast<std::int64_t>(sizeof(float));
 }
 
 RunPlan make_plan(const io::Config& c) {

@@ -1,9 +1,10 @@
 // CUDA backend of the acoustic TTI propagator: one launch of a pluggable kernel family
 // (kernels/cuda/registry.hpp: gmem, smem, semi, swic, or `auto`) over the whole grid, each point
 // leapfrogged inside the inner region and damped in the PML (kernels/tti_point.hpp); then source
-// injection into p, free surfaces on p and q, receivers on p or q, all on the GPU. Memory: 14 arrays
-// per point (p, q at two levels, two auxiliary fields, (v dt)^2, b, the medium nx, ny, nz, 1 / a,
-// and the split form's centre weights kappa_perp, kappa_axis), halo included: 1000^3 takes 57 GB.
+// injection into p, free surfaces on p and q, receivers on p or q, all on the GPU. Memory: 12 arrays
+// per point (p, q at two levels, two auxiliary fields, (v dt)^2, b, the medium nx, ny, nz, 1 / a),
+// halo included: 1000^3 takes 49 GB; a family that reads the split form's centre weights
+// (swic_split) adds kappa_perp, kappa_axis (14 arrays, 57 GB).
 // Distributed (a subdomain of mpi/subdomain.hpp): after the sources, p and q exchange their face
 // and edge halos axis by axis (kernels/halo.hpp, exchange_by_axis), packed on the GPU and staged
 // through pinned host memory for host transports; synchronous, not overlapped (correct first).
@@ -26,7 +27,7 @@ namespace minimod::kernels {
 namespace cuda {
 namespace {
 
-constexpr int kArrays = 14;
+constexpr int kArrays = 12;  // without the split form's centre weights (two more)
 
 /// The split form's centre weights of every grid point from the medium arrays the kernels read
 /// (physics::tti_centre), so that they match the medium exactly, faded layer included.
@@ -43,18 +44,21 @@ __global__ void fill_centre_weights(TtiStepArgs g, physics::Box3 box, float* kap
 
 class CudaAcousticTti final : public Propagator {
  public:
-  CudaAcousticTti(const AcousticTtiProblem& problem, const KernelFamily& family, const Tile& tile)
+  /// `centre_weights`: allocate and fill kappa_perp, kappa_axis (families that read them).
+  CudaAcousticTti(const AcousticTtiProblem& problem, const KernelFamily& family, const Tile& tile,
+                  bool centre_weights)
       : p_(problem),
         layout_(physics::FieldLayout::make(problem.grid.box(), physics::kRadius)),
         family_(&family),
-        tile_(tile) {
+        tile_(tile),
+        arrays_(kArrays + (centre_weights ? 2 : 0)) {
     const std::int64_t n = layout_.elements();
-    check_fits(kArrays * n * 4);
+    check_fits(arrays_ * n * 4);
     static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
                                    "nx", "ny", "nz", "1/a", "kappa_perp", "kappa_axis"};
     DeviceBuffer<float>* arrays[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_, &v2dt2_, &b_,
                                      &nx_, &ny_, &nz_, &inv_a_, &kappa_perp_, &kappa_axis_};
-    for (int f = 0; f < kArrays; ++f) {
+    for (int f = 0; f < arrays_; ++f) {
       *arrays[f] = DeviceBuffer<float>(n, kNames[f]);
       // On stream_, which the uploads below use: a legacy-stream memset is unordered with them.
       MM_CUDA_CHECK(cudaMemsetAsync(arrays[f]->data(), 0, static_cast<size_t>(arrays[f]->bytes()), stream_.get()));
@@ -83,7 +87,7 @@ class CudaAcousticTti final : public Propagator {
       // On the legacy stream, after the synchronous copies above; the halo keeps its 0 (the
       // kernels read kappa only at the points they update).
       const Box3 box = p_.grid.box();
-      if (!box.empty()) {
+      if (centre_weights && !box.empty()) {
         fill_centre_weights<<<dim3(ceil_div(box.n.k, 128), box.n.j, box.n.i), 128>>>(
             step_args(), box, kappa_perp_.data(), kappa_axis_.data());
         MM_CUDA_CHECK_LAUNCH("fill_centre_weights");
@@ -98,7 +102,7 @@ class CudaAcousticTti final : public Propagator {
 
   std::string backend() const override { return "cuda"; }
   std::string kernel() const override { return family_->name + " " + tile_string(tile_); }
-  std::int64_t allocated_bytes() const override { return kArrays * layout_.elements() * 4; }
+  std::int64_t allocated_bytes() const override { return arrays_ * layout_.elements() * 4; }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
     receivers_.set(nodes, count, view(p1_), stream_.get());
@@ -237,8 +241,10 @@ class CudaAcousticTti final : public Propagator {
     g.ny = view(ny_);
     g.nz = view(nz_);
     g.inv_a = view(inv_a_);
-    g.kappa_perp = view(kappa_perp_);
-    g.kappa_axis = view(kappa_axis_);
+    if (kappa_perp_.data() != nullptr) {  // else the views stay empty: the family must not read them
+      g.kappa_perp = view(kappa_perp_);
+      g.kappa_axis = view(kappa_axis_);
+    }
     for (int a = 0; a < 3; ++a) {
       g.eta[a] = eta_[a].data();
       g.inv_4h2[a] = p_.inv_4h2[static_cast<size_t>(a)];
@@ -323,6 +329,7 @@ class CudaAcousticTti final : public Propagator {
   physics::FieldLayout layout_;
   const KernelFamily* family_;
   Tile tile_;
+  int arrays_;  // device arrays of the grid's size: kArrays, + 2 with the centre weights
   Stream stream_;
   DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, kappa_perp_, kappa_axis_,
       eta_[3];
@@ -341,14 +348,18 @@ class CudaAcousticTti final : public Propagator {
 
 std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& problem, const std::string& kernel) {
   if (kernel == "auto") {
+    // The centre weights when some candidate reads them (auto times the verified families).
+    bool weights = false;
+    for (const auto& f : families())
+      weights |= implements(f, PropagatorKind::acoustic_tti) && !f.unverified && f.tti_reads_centre_weights;
     const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_tti);
-    auto prop = std::make_unique<CudaAcousticTti>(problem, start, start.tti_tunables.front());
+    auto prop = std::make_unique<CudaAcousticTti>(problem, start, start.tti_tunables.front(), weights);
     tune_in_place(*prop, PropagatorKind::acoustic_tti, problem.grid.shape,
                   layer_key("acoustic_tti minimod", problem.pml.lo, problem.pml.hi));
     return prop;
   }
   const auto [family, tile] = parse_kernel(kernel, PropagatorKind::acoustic_tti);
-  return std::make_unique<CudaAcousticTti>(problem, *family, tile);
+  return std::make_unique<CudaAcousticTti>(problem, *family, tile, family->tti_reads_centre_weights);
 }
 
 }  // namespace cuda

@@ -69,6 +69,9 @@ struct KernelFamily {
   cudaFuncAttributes (*tti_attributes)(const Tile&) = nullptr;
   int (*tti_dynamic_smem)(const Tile&) = nullptr;
 
+  /// Its acoustic_tti launch reads TtiStepArgs::kappa_perp/kappa_axis (the split form's centre
+  /// weights): the propagator allocates those two arrays only for such a family.
+  bool tti_reads_centre_weights = false;
   /// Its acoustic_iso launch takes IsoStepArgs::layer: the propagator then gives it the whole grid
   /// in one launch instead of the inner box plus the PML kernel's six slabs (Minimod's PML only).
   bool fuses_minimod_layer = false;

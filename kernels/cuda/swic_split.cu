@@ -405,6 +405,7 @@ KernelFamily family() {
   f.tti_tunables = {{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
   f.tti_attributes = &tti_attributes;
   f.tti_dynamic_smem = &tti_dynamic_smem;
+  f.tti_reads_centre_weights = true;
   f.unverified = true;  // written without a GPU: the gpu tests have not run it yet
   return f;
 }
