@@ -95,13 +95,10 @@ class CudaAcousticIso final : public Propagator {
     wait_for_snapshot_reads();
     const PmlStepArgs pa = pml_args();
     if (cpml()) {
-      PmlStepArgs psi = pa;
-      for (const auto& r : regions_) {  // psi^n everywhere first: the update reads its stencil
-        if (!r.is_pml) continue;
-        psi.region = r.box;
-        launch_cpml_psi(psi, s1);
-        MM_CUDA_CHECK_LAUNCH("cpml_psi");
-      }
+      std::vector<Box3> slabs;  // psi^n everywhere first: the update reads its stencil
+      for (const auto& r : regions_)
+        if (r.is_pml) slabs.push_back(r.box);
+      launch_cpml_psi(pa, slabs, s1);  // one launch with MINIMOD_CPML_STREAM=1
       MM_CUDA_CHECK(cudaEventRecord(psi_done_.get(), s1));
       MM_CUDA_CHECK(cudaStreamWaitEvent(s0, psi_done_.get(), 0));
     }
@@ -339,7 +336,8 @@ class CudaAcousticIso final : public Propagator {
   }
 
   /// u_next on the points of `part`: the inner region's share with `family` on `inner_stream`, the
-  /// PML slabs' shares on `pml_stream` (Minimod's PML: all slabs in one launch).
+  /// PML slabs' shares on `pml_stream` (Minimod's PML, and the streamed CPML: all slabs in one
+  /// launch).
   void update_part(const Box3& part, const KernelFamily& family, PmlStepArgs pa,
                    cudaStream_t inner_stream, cudaStream_t pml_stream, const Tile* tile = nullptr) const {
     const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
@@ -363,15 +361,15 @@ class CudaAcousticIso final : public Propagator {
         family.launch(IsoStepArgs{b, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family),
                       inner_stream);
         MM_CUDA_CHECK_LAUNCH(family.name.c_str());
-      } else if (cpml()) {
-        pa.region = b;
-        launch_cpml(pa, pml_stream);
-        MM_CUDA_CHECK_LAUNCH("cpml");
       } else {
         pml_boxes.push_back(b);
       }
     }
-    if (!pml_boxes.empty()) launch_pml(pa, pml_boxes, pml_stream);
+    if (pml_boxes.empty()) return;
+    if (cpml())
+      launch_cpml(pa, pml_boxes, pml_stream);  // one launch with MINIMOD_CPML_STREAM=1
+    else
+      launch_pml(pa, pml_boxes, pml_stream);
   }
 
   /// Minimod's layer goes into the family's own launch when the family can take it

@@ -1,6 +1,9 @@
 // Host emulations of CUDA kernels (kernels/cuda/block_emulation.hpp): the kernel's own block body
 // run by host threads over host arrays, for tests of its indexing and pipeline without a GPU.
 #pragma once
+#include <vector>
+
+#include "kernels/cuda/pml_kernel.hpp"
 #include "kernels/cuda/registry.hpp"
 
 namespace minimod::kernels::cuda {
@@ -11,5 +14,11 @@ void emulate_semi_tma(const IsoStepArgs& a, const Tile& t);
 /// One swic_split update of `region` (tile t), emulated: the views point to host memory, the
 /// centre weights kappa_perp, kappa_axis included.
 void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t);
+
+/// The streamed CPML passes (pml.cu, MINIMOD_CPML_STREAM=1) on every box of `boxes`, emulated,
+/// `chunk` i planes per block: the first pass (psi), then after it on all boxes, the second.
+void emulate_cpml_psi_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes,
+                             int chunk);
+void emulate_cpml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk);
 
 }  // namespace minimod::kernels::cuda

@@ -8,16 +8,21 @@
 // The tile fits the slab: k tiles start on a 32-B sector and a thin slab (z faces, 27 points)
 // gets one tile as wide as the slab, its block filled with more j rows; blocks are 1D and map
 // their threads onto (tx, ty) at run time. Every slab of a step can go into one launch.
-// The CPML kernels are one thread per point.
+// The CPML kernels are one thread per point by default; with MINIMOD_CPML_STREAM=1 both passes
+// stream along i the same way (see "CPML, streaming along i" below; not yet run on a GPU).
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 
+#include "kernels/cuda/block_emulation.hpp"
+#include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/emulation.hpp"
 #include "kernels/cuda/pml_kernel.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/thread_point.cuh"
+#include "kernels/tti_point.hpp"
 #include "physics/error.hpp"
 #include "pml/pml_update.hpp"
 
@@ -245,6 +250,346 @@ dim3 pml_grid(const PmlStepArgs& a) {
   return dim3(ceil_div(a.region.n.k, kBx), ceil_div(a.region.n.j, kBy), ceil_div(a.region.n.i, kBz));
 }
 
+// --- CPML, streaming along i (MINIMOD_CPML_STREAM=1) ---
+//
+// Both passes use pml_stream's tiling (make_tile) and thread mapping: a block walks a chunk of i
+// planes of one (k, j) tile, u(i-4 .. i+4) of its column in a register queue, the u plane with its
+// j/k halo in shared memory, every slab in one launch. The first pass reads u and each damped
+// axis's psi; the second also keeps psi_x(i-4 .. i+4) in a register queue and stages psi_y (j
+// halo) and psi_z (k halo) in two more shared planes. A psi cell is read from memory only if an
+// output's derivative reaches it from a point where that axis is damped (read_by_damped), zeta_d
+// only where axis d is damped: a y or z slab away from the x faces moves no psi_x or zeta_x. The
+// formulas are pml/cpml.hpp's in cpml_update's order, so the results equal the point kernels'.
+// The bodies are written against block_model.cuh, so that emulate_cpml_psi_stream and
+// emulate_cpml_stream run them on host threads (tests/gpu/cpml_stream_emulation_test.cpp).
+
+constexpr int kCpmlSmemFloats = 3 * kSmemFloats;  // u, psi_y, psi_z planes, each as pml_stream's
+constexpr int kCpmlChunk = 64;                    // pml_stream's measured chunk, not yet our own
+
+/// A thread's column in a streamed slab launch, as pml_stream maps it: its tile, (j, k), i chunk
+/// and the u cells it stages (its own and, at the tile's edges, one halo cell R away).
+struct StreamColumn {
+  int tile, tx, ty, j, k, i_begin, i_end;
+  bool writes, has_u, klo, khi, jlo, jhi;
+};
+
+MM_HOST_DEVICE MM_FORCE_INLINE StreamColumn stream_column(const PmlTiles& tiles, int thread,
+                                                          int block) {
+  StreamColumn c{};
+  for (int b = 1; b < tiles.count; ++b)
+    if (block >= tiles.t[b].first_block) c.tile = b;
+  const PmlTile& t = tiles.t[c.tile];
+  const int local = block - t.first_block;
+  const int bk = local % t.tiles_k, rest = local / t.tiles_k;
+  const int bj = rest % t.tiles_j, bi = rest / t.tiles_j;
+  c.tx = thread % t.tx;
+  c.ty = thread / t.tx;
+  const bool active = c.ty < t.ty;  // spare threads of the block only take part in the barriers
+  const physics::Index3 lo = t.box.lo, hi = t.box.hi();
+  c.k = t.k0 + bk * t.tx + c.tx;
+  c.j = lo.j + bj * t.ty + c.ty;
+  c.i_begin = lo.i + bi * t.chunk;
+  c.i_end = c.i_begin + t.chunk < hi.i ? c.i_begin + t.chunk : hi.i;
+  // A plane cell is staged only if some output's stencil reaches it (the halo is R wide).
+  const auto needed = [&](int jj, int kk) {
+    return active && jj >= lo.j - R && jj < hi.j + R && kk >= lo.k - R && kk < hi.k + R;
+  };
+  c.writes = active && c.k >= lo.k && c.k < hi.k && c.j < hi.j;
+  c.has_u = needed(c.j, c.k);
+  c.klo = c.tx < R && needed(c.j, c.k - R);
+  c.khi = c.tx >= t.tx - R && needed(c.j, c.k + R);
+  c.jlo = c.ty < R && needed(c.j - R, c.k);
+  c.jhi = c.ty >= t.ty - R && needed(c.j + R, c.k);
+  return c;
+}
+
+/// Whether the first derivative of some output in [lo, hi) with b != 0 reads cell c along that
+/// axis (it reaches c - R .. c + R, skipping its centre).
+MM_HOST_DEVICE MM_FORCE_INLINE bool read_by_damped(const float* b, int c, int lo, int hi) {
+  const int o0 = c - R > lo ? c - R : lo, o1 = c + R + 1 < hi ? c + R + 1 : hi;
+  bool any = false;
+  for (int o = o0; o < o1; ++o) any = any || (o != c && load(b + o) != 0.0f);
+  return any;
+}
+
+/// Axis A's part of the PML Laplacian as cpml_update computes it: the plain second derivative
+/// where A is undamped (psi_A, zeta_A untouched), else cpml_axis_term (zeta updated in place).
+template <int A, class AtU, class AtPsi>
+MM_HOST_DEVICE MM_FORCE_INLINE float cpml_stream_term(const AtU& at_u, const AtPsi& at_psi, float a,
+                                                      float b, float& zeta,
+                                                      const pml::AxisDerivatives& w) {
+  if (b == 0.0f) return pml::second_derivative8<A>(at_u, w);
+  return pml::cpml_axis_term<A>(at_u, at_psi, a, b, zeta, w);
+}
+
+/// CPML first pass on every slab of `tiles`: psi_d <- a_d psi_d + b_d du/dx_d where b_d != 0.
+/// `s` holds kSmemFloats floats.
+#pragma nv_exec_check_disable
+template <class Block>
+MM_HOST_DEVICE MM_FORCE_INLINE void cpml_psi_block(const Block& blk, const PmlStepArgs& a,
+                                                   const PmlTiles& tiles, float* s) {
+  const StreamColumn c = stream_column(tiles, blk.tx, blk.bx);
+  const PmlTile& t = tiles.t[c.tile];
+  const int j = c.j, k = c.k;
+  const std::int64_t sx = a.u.sx, sy4 = R * a.u.sy;
+  std::int64_t o = a.u.offset(c.i_begin, j, k);  // all fields share one layout (plan_cpml)
+  const float* const u = a.u.origin;
+  float* const psi_x = a.psi[0].origin;
+  float* const psi_y = a.psi[1].origin;
+  float* const psi_z = a.psi[2].origin;
+
+  float ay = 0.0f, by = 0.0f, az = 0.0f, bz = 0.0f;
+  if (c.writes) {
+    ay = load(a.a[1] + j), by = load(a.b[1] + j);
+    az = load(a.a[2] + k), bz = load(a.b[2] + k);
+  }
+  const int S = t.tx + 32;  // pml_stream's row pitch
+  float* const own = s + (c.ty + R) * S + c.tx + R;
+
+  float q[2 * R + 1];  // q[R + d] = u(i + d); filled as u(i-5 .. i+3) before the first shift
+  q[0] = 0.0f;
+#pragma unroll
+  for (int m = 1; m <= 2 * R; ++m) q[m] = c.has_u ? load(u + o + (m - R - 1) * sx) : 0.0f;
+  float nq = c.has_u ? load(u + o + R * sx) : 0.0f;
+  float nklo = c.klo ? load(u + o - R) : 0.0f, nkhi = c.khi ? load(u + o + R) : 0.0f;
+  float njlo = c.jlo ? load(u + o - sy4) : 0.0f, njhi = c.jhi ? load(u + o + sy4) : 0.0f;
+  float nax = load(a.a[0] + c.i_begin), nbx = load(a.b[0] + c.i_begin);
+  float npx = c.writes && nbx != 0.0f ? psi_x[o] : 0.0f;
+  float npy = c.writes && by != 0.0f ? psi_y[o] : 0.0f;
+  float npz = c.writes && bz != 0.0f ? psi_z[o] : 0.0f;
+
+  for (int i = c.i_begin; i < c.i_end; ++i) {
+#pragma unroll
+    for (int m = 0; m < 2 * R; ++m) q[m] = q[m + 1];
+    q[2 * R] = nq;
+    const float hklo = nklo, hkhi = nkhi, hjlo = njlo, hjhi = njhi;
+    const float ax = nax, bx = nbx, px = npx, py = npy, pz = npz;
+    if (i + 1 < c.i_end) {  // prefetch plane i+1 (block-uniform condition)
+      const std::int64_t o1 = o + sx;
+      nq = c.has_u ? load(u + o1 + R * sx) : 0.0f;
+      nklo = c.klo ? load(u + o1 - R) : 0.0f;
+      nkhi = c.khi ? load(u + o1 + R) : 0.0f;
+      njlo = c.jlo ? load(u + o1 - sy4) : 0.0f;
+      njhi = c.jhi ? load(u + o1 + sy4) : 0.0f;
+      nax = load(a.a[0] + i + 1), nbx = load(a.b[0] + i + 1);
+      npx = c.writes && nbx != 0.0f ? psi_x[o1] : 0.0f;
+      npy = c.writes && by != 0.0f ? psi_y[o1] : 0.0f;
+      npz = c.writes && bz != 0.0f ? psi_z[o1] : 0.0f;
+    }
+    blk.sync();  // everyone is done reading the previous plane
+    if (c.has_u) own[0] = q[R];
+    if (c.klo) own[-R] = hklo;
+    if (c.khi) own[R] = hkhi;
+    if (c.jlo) own[-R * S] = hjlo;
+    if (c.jhi) own[R * S] = hjhi;
+    blk.sync();
+    if (c.writes) {
+      const auto at = [&q, own, S](int di, int dj, int dk) {
+        return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
+      };
+      if (bx != 0.0f) psi_x[o] = pml::cpml_psi_next<0>(px, ax, bx, at, a.derivatives);
+      if (by != 0.0f) psi_y[o] = pml::cpml_psi_next<1>(py, ay, by, at, a.derivatives);
+      if (bz != 0.0f) psi_z[o] = pml::cpml_psi_next<2>(pz, az, bz, at, a.derivatives);
+    }
+    o += sx;
+  }
+}
+
+/// CPML second pass on every slab of `tiles` (after the first pass on all of them): u_next and
+/// zeta_d. `s` holds kCpmlSmemFloats floats.
+#pragma nv_exec_check_disable
+template <class Block>
+MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const PmlStepArgs& a,
+                                                      const PmlTiles& tiles, float* s) {
+  const StreamColumn c = stream_column(tiles, blk.tx, blk.bx);
+  const PmlTile& t = tiles.t[c.tile];
+  const physics::Index3 lo = t.box.lo, hi = t.box.hi();
+  const int j = c.j, k = c.k;
+  const std::int64_t sx = a.u.sx, sy4 = R * a.u.sy;
+  std::int64_t o = a.u.offset(c.i_begin, j, k);  // all fields share one layout (plan_cpml)
+  const float* const u = a.u.origin;
+  float* const un = a.u_next.origin;
+  const float* const v2dt2 = a.v2dt2.origin;
+  const float* const psi_x = a.psi[0].origin;
+  const float* const psi_y = a.psi[1].origin;
+  const float* const psi_z = a.psi[2].origin;
+  float* const zeta_x = a.zeta[0].origin;
+  float* const zeta_y = a.zeta[1].origin;
+  float* const zeta_z = a.zeta[2].origin;
+
+  // psi_y is read along j only and psi_z along k only: their planes need the j or the k halo.
+  const bool in_j = j >= lo.j && j < hi.j, in_k = k >= lo.k && k < hi.k;
+  const bool py = c.has_u && in_k && read_by_damped(a.b[1], j, lo.j, hi.j);
+  const bool py_lo = c.jlo && in_k && read_by_damped(a.b[1], j - R, lo.j, hi.j);
+  const bool py_hi = c.jhi && in_k && read_by_damped(a.b[1], j + R, lo.j, hi.j);
+  const bool pz = c.has_u && in_j && read_by_damped(a.b[2], k, lo.k, hi.k);
+  const bool pz_lo = c.klo && in_j && read_by_damped(a.b[2], k - R, lo.k, hi.k);
+  const bool pz_hi = c.khi && in_j && read_by_damped(a.b[2], k + R, lo.k, hi.k);
+  float ay = 0.0f, by = 0.0f, az = 0.0f, bz = 0.0f;
+  if (c.writes) {
+    ay = load(a.a[1] + j), by = load(a.b[1] + j);
+    az = load(a.a[2] + k), bz = load(a.b[2] + k);
+  }
+  const int S = t.tx + 32;  // pml_stream's row pitch
+  float* const own = s + (c.ty + R) * S + c.tx + R;
+  float* const own_py = own + kSmemFloats;
+  float* const own_pz = own + 2 * kSmemFloats;
+
+  // psi_x(p) enters the queue only if an output plane of this chunk within R of p is damped along
+  // x: bit m of `damped` says whether output plane p - R + m is, for the p loaded next.
+  const auto damped_x = [&a, &c](int p) {
+    return p >= c.i_begin && p < c.i_end && load(a.b[0] + p) != 0.0f ? 1u : 0u;
+  };
+  constexpr unsigned kOthers = ~(1u << R);
+  unsigned damped = 0;
+#pragma unroll
+  for (int m = 0; m <= 2 * R; ++m) damped |= damped_x(c.i_begin - 2 * R + m) << m;
+
+  float q[2 * R + 1];   // q[R + d] = u(i + d), as in cpml_psi_block
+  float pq[2 * R + 1];  // pq[R + d] = psi_x(i + d) where read, else 0
+  q[0] = 0.0f;
+  pq[0] = 0.0f;
+#pragma unroll
+  for (int m = 1; m <= 2 * R; ++m) {
+    const std::int64_t om = o + (m - R - 1) * sx;
+    q[m] = c.has_u ? load(u + om) : 0.0f;
+    pq[m] = c.writes && (damped & kOthers) ? load(psi_x + om) : 0.0f;
+    damped = (damped >> 1) | damped_x(c.i_begin + m) << (2 * R);
+  }
+  float nq = c.has_u ? load(u + o + R * sx) : 0.0f;
+  float npq = c.writes && (damped & kOthers) ? load(psi_x + o + R * sx) : 0.0f;
+  float nklo = c.klo ? load(u + o - R) : 0.0f, nkhi = c.khi ? load(u + o + R) : 0.0f;
+  float njlo = c.jlo ? load(u + o - sy4) : 0.0f, njhi = c.jhi ? load(u + o + sy4) : 0.0f;
+  float npy = py ? load(psi_y + o) : 0.0f;
+  float npy_lo = py_lo ? load(psi_y + o - sy4) : 0.0f,
+        npy_hi = py_hi ? load(psi_y + o + sy4) : 0.0f;
+  float npz = pz ? load(psi_z + o) : 0.0f;
+  float npz_lo = pz_lo ? load(psi_z + o - R) : 0.0f, npz_hi = pz_hi ? load(psi_z + o + R) : 0.0f;
+  float nax = load(a.a[0] + c.i_begin), nbx = load(a.b[0] + c.i_begin);
+  float nup = c.writes ? un[o] : 0.0f, nvv = c.writes ? load(v2dt2 + o) : 0.0f;
+  float nzx = c.writes && nbx != 0.0f ? zeta_x[o] : 0.0f;
+  float nzy = c.writes && by != 0.0f ? zeta_y[o] : 0.0f;
+  float nzz = c.writes && bz != 0.0f ? zeta_z[o] : 0.0f;
+
+  for (int i = c.i_begin; i < c.i_end; ++i) {
+#pragma unroll
+    for (int m = 0; m < 2 * R; ++m) {
+      q[m] = q[m + 1];
+      pq[m] = pq[m + 1];
+    }
+    q[2 * R] = nq;
+    pq[2 * R] = npq;
+    const float hklo = nklo, hkhi = nkhi, hjlo = njlo, hjhi = njhi;
+    const float hpy = npy, hpy_lo = npy_lo, hpy_hi = npy_hi, hpz = npz, hpz_lo = npz_lo,
+                hpz_hi = npz_hi;
+    const float ax = nax, bx = nbx, up = nup, vv = nvv;
+    float zx = nzx, zy = nzy, zz = nzz;
+    if (i + 1 < c.i_end) {  // prefetch plane i+1 (block-uniform condition)
+      const std::int64_t o1 = o + sx;
+      damped = (damped >> 1) | damped_x(i + 1 + 2 * R) << (2 * R);
+      nq = c.has_u ? load(u + o1 + R * sx) : 0.0f;
+      npq = c.writes && (damped & kOthers) ? load(psi_x + o1 + R * sx) : 0.0f;
+      nklo = c.klo ? load(u + o1 - R) : 0.0f;
+      nkhi = c.khi ? load(u + o1 + R) : 0.0f;
+      njlo = c.jlo ? load(u + o1 - sy4) : 0.0f;
+      njhi = c.jhi ? load(u + o1 + sy4) : 0.0f;
+      npy = py ? load(psi_y + o1) : 0.0f;
+      npy_lo = py_lo ? load(psi_y + o1 - sy4) : 0.0f;
+      npy_hi = py_hi ? load(psi_y + o1 + sy4) : 0.0f;
+      npz = pz ? load(psi_z + o1) : 0.0f;
+      npz_lo = pz_lo ? load(psi_z + o1 - R) : 0.0f;
+      npz_hi = pz_hi ? load(psi_z + o1 + R) : 0.0f;
+      nax = load(a.a[0] + i + 1), nbx = load(a.b[0] + i + 1);
+      nup = c.writes ? un[o1] : 0.0f;
+      nvv = c.writes ? load(v2dt2 + o1) : 0.0f;
+      nzx = c.writes && nbx != 0.0f ? zeta_x[o1] : 0.0f;
+      nzy = c.writes && by != 0.0f ? zeta_y[o1] : 0.0f;
+      nzz = c.writes && bz != 0.0f ? zeta_z[o1] : 0.0f;
+    }
+    blk.sync();  // everyone is done reading the previous planes
+    if (c.has_u) own[0] = q[R];
+    if (c.klo) own[-R] = hklo;
+    if (c.khi) own[R] = hkhi;
+    if (c.jlo) own[-R * S] = hjlo;
+    if (c.jhi) own[R * S] = hjhi;
+    if (py) own_py[0] = hpy;
+    if (py_lo) own_py[-R * S] = hpy_lo;
+    if (py_hi) own_py[R * S] = hpy_hi;
+    if (pz) own_pz[0] = hpz;
+    if (pz_lo) own_pz[-R] = hpz_lo;
+    if (pz_hi) own_pz[R] = hpz_hi;
+    blk.sync();
+    if (c.writes) {
+      const auto at = [&q, own, S](int di, int dj, int dk) {
+        return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
+      };
+      const auto at_px = [&pq](int di, int, int) { return pq[R + di]; };
+      const auto at_py = [own_py, S](int, int dj, int) { return own_py[dj * S]; };
+      const auto at_pz = [own_pz](int, int, int dk) { return own_pz[dk]; };
+      const float lap = cpml_stream_term<0>(at, at_px, ax, bx, zx, a.derivatives) +
+                        cpml_stream_term<1>(at, at_py, ay, by, zy, a.derivatives) +
+                        cpml_stream_term<2>(at, at_pz, az, bz, zz, a.derivatives);
+      un[o] = physics::leapfrog(up, q[R], vv, lap);
+      if (bx != 0.0f) zeta_x[o] = zx;
+      if (by != 0.0f) zeta_y[o] = zy;
+      if (bz != 0.0f) zeta_z[o] = zz;
+    }
+    o += sx;
+  }
+}
+
+__global__ void __launch_bounds__(kThreads) cpml_psi_stream(PmlStepArgs a, PmlTiles tiles) {
+  __shared__ float s[kSmemFloats];
+  cpml_psi_block(DeviceBlock(), a, tiles, s);
+}
+
+__global__ void __launch_bounds__(kThreads) cpml_stream(PmlStepArgs a, PmlTiles tiles) {
+  __shared__ float s[kCpmlSmemFloats];
+  cpml_update_block(DeviceBlock(), a, tiles, s);
+}
+
+/// The streamed CPML passes' launches over `boxes`: make_tile's tiles, at most kMaxBoxes slabs
+/// and INT32_MAX blocks each; run(tiles) issues one (or emulates it).
+template <class Run>
+void plan_cpml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk,
+               const Run& run) {
+  const auto same = [&a](std::int64_t sx, std::int64_t sy) { return sx == a.u.sx && sy == a.u.sy; };
+  bool ok = same(a.u_next.sx, a.u_next.sy) && same(a.v2dt2.sx, a.v2dt2.sy);
+  for (int d = 0; d < 3; ++d)
+    ok = ok && same(a.psi[d].sx, a.psi[d].sy) && same(a.zeta[d].sx, a.zeta[d].sy);
+  if (!ok) throw Error("cpml: u, u_next, v2dt2, psi and zeta must share one layout");
+  PmlTiles tiles{};
+  const auto flush = [&] {
+    if (tiles.count == 0) return;
+    run(tiles);
+    tiles = PmlTiles{};
+  };
+  for (const auto& b : boxes) {
+    if (b.empty()) continue;
+    PmlTile t = make_tile(b, a.u.ptr(b.lo.i, b.lo.j, b.lo.k), chunk);
+    if ((t.ty + 2 * R) * (t.tx + 32) > kSmemFloats)
+      throw Error("cpml: tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) +
+                  " does not fit the shared plane");
+    const std::int64_t blocks =
+        static_cast<std::int64_t>(t.tiles_k) * t.tiles_j * ceil_div(b.n.i, t.chunk);
+    if (tiles.count == kMaxBoxes || static_cast<std::int64_t>(tiles.blocks) + blocks > INT32_MAX)
+      flush();
+    t.first_block = tiles.blocks;
+    tiles.t[tiles.count++] = t;
+    tiles.blocks += static_cast<int>(blocks);
+  }
+  flush();
+}
+
+/// Runs a block body over `tiles` on host threads (block_emulation.hpp), launch's block shape.
+template <class Body>
+void emulate_tiles(const PmlTiles& tiles, int smem_floats, const Body& body) {
+  const int grid[3] = {tiles.blocks, 1, 1};
+  emulate_grid(grid, kThreads, 1, smem_floats * 4, [&](HostBlock& blk, unsigned char* raw) {
+    body(blk, reinterpret_cast<float*>(raw));
+  });
+}
+
 }  // namespace
 
 void launch_cpml_psi(const PmlStepArgs& a, cudaStream_t s) {
@@ -253,6 +598,56 @@ void launch_cpml_psi(const PmlStepArgs& a, cudaStream_t s) {
 
 void launch_cpml(const PmlStepArgs& a, cudaStream_t s) {
   cpml_update<<<pml_grid(a), dim3(kBx, kBy, kBz), 0, s>>>(a);
+}
+
+void launch_cpml_psi(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes,
+                     cudaStream_t s) {
+  if (env_int("MINIMOD_CPML_STREAM", 0)) {
+    plan_cpml(a, boxes, kCpmlChunk, [&](const PmlTiles& tiles) {
+      cpml_psi_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+      MM_CUDA_CHECK_LAUNCH("cpml_psi");
+    });
+    return;
+  }
+  for (const auto& b : boxes) {  // the one-thread-per-point kernel: the default until timed
+    if (b.empty()) continue;
+    PmlStepArgs one = a;
+    one.region = b;
+    launch_cpml_psi(one, s);
+    MM_CUDA_CHECK_LAUNCH("cpml_psi");
+  }
+}
+
+void launch_cpml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, cudaStream_t s) {
+  if (env_int("MINIMOD_CPML_STREAM", 0)) {
+    plan_cpml(a, boxes, kCpmlChunk, [&](const PmlTiles& tiles) {
+      cpml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+      MM_CUDA_CHECK_LAUNCH("cpml");
+    });
+    return;
+  }
+  for (const auto& b : boxes) {
+    if (b.empty()) continue;
+    PmlStepArgs one = a;
+    one.region = b;
+    launch_cpml(one, s);
+    MM_CUDA_CHECK_LAUNCH("cpml");
+  }
+}
+
+void emulate_cpml_psi_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes,
+                             int chunk) {
+  plan_cpml(a, boxes, chunk, [&](const PmlTiles& tiles) {
+    emulate_tiles(tiles, kSmemFloats,
+                  [&](HostBlock& blk, float* s) { cpml_psi_block(blk, a, tiles, s); });
+  });
+}
+
+void emulate_cpml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk) {
+  plan_cpml(a, boxes, chunk, [&](const PmlTiles& tiles) {
+    emulate_tiles(tiles, kCpmlSmemFloats,
+                  [&](HostBlock& blk, float* s) { cpml_update_block(blk, a, tiles, s); });
+  });
 }
 
 void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, cudaStream_t s) {
