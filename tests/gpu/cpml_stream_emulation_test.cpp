@@ -208,6 +208,16 @@ TEST(CpmlStreamEmulation, BothPassesEqualTheCpmlFormulasOnEverySlab) {
   check(n, widths, Box3{{2, 1, 3}, {17, 16, 21}}, 4, 29u);  // slabs cut at odd offsets
 }
 
+TEST(CpmlStreamEmulation, SlabsWiderThanATileEqualTheFormulas) {
+  // k spans over 32 points: several 32-wide k tiles and several j tiles per slab, so the halos
+  // between tiles come from memory, not from the slab's edge.
+  const Index3 n{12, 21, 70};
+  pml::PmlWidths widths;
+  widths.lo = {3, 4, 5};
+  widths.hi = {4, 2, 6};
+  for (int chunk : {64, 5}) check(n, widths, Box3{{0, 0, 0}, n}, chunk, 53u + chunk);
+}
+
 TEST(CpmlStreamEmulation, FreeSurfaceFaceHasNoSlab) {
   const Index3 n{23, 19, 29};
   pml::PmlWidths widths;  // z lo a free surface: width 0, no z- slab
