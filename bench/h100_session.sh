@@ -5,7 +5,8 @@
 # the inner and PML kernels. Run on the GPU machine from the repo root; logs go to $OUT when set.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h100_session.sh
 # Environment: ISO_KERNELS, TTI_KERNELS, SHAPES (default 1000), REPEAT_TTI_MPI (default 3),
-# SKIP_TESTS=1, PROFILE=1 (ncu on a 512^3 run; PROFILE_SPEC, PROFILE_KERNELS), SKIP_AUTO=1, SKIP_UNFUSED=1.
+# SKIP_TESTS=1, PROFILE=1 (ncu on a 512^3 run; PROFILE_SPEC, PROFILE_KERNELS), SKIP_AUTO=1, SKIP_UNFUSED=1,
+# SKIP_CPML=1 (the CPML table, point vs streamed passes: CPML_KERNELS, CPML_SHAPES).
 # Families marked unverified (semi_tma, swic_split) are in the gpu tests and the tables but not in
 # `auto` until the registry's mark is removed.
 set -uo pipefail
@@ -35,6 +36,10 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     done
   done
   grep -h -A6 "Failure" "$out"/tti-mpi-*.log | head -30
+  # The streamed CPML passes (unverified; MINIMOD_CPML_STREAM=1) against the CPU reference.
+  MINIMOD_CPML_STREAM=1 ctest --test-dir build -L gpu -R "CudaFamily|CudaTest" -j3 --output-on-failure \
+    > "$out/ctest-cpml-stream.log" 2>&1
+  echo "gpu tests with MINIMOD_CPML_STREAM=1: $(grep -hE 'tests passed' "$out/ctest-cpml-stream.log")"
   echo "tests: $(( $(date +%s) - start )) s"
 fi
 echo "== acoustic_iso, Minimod's case"
@@ -43,6 +48,13 @@ if [ "${SKIP_UNFUSED:-0}" != 1 ]; then
   echo "== acoustic_iso, Minimod's case, Minimod's layer in its own kernel (MINIMOD_FUSED_LAYER=0)"
   MINIMOD_FUSED_LAYER=0 build/bench/minimod_bench --backend cuda --kernels "${UNFUSED_KERNELS:-semi_tma:64x16x64}" \
     --shapes "$shapes" --steps 100 2>&1 | tee "$out/bench-iso-unfused.log" | grep '^|'
+fi
+if [ "${SKIP_CPML:-0}" != 1 ]; then
+  echo "== acoustic_iso with the CPML (mode=standard: the layer pads the model), point vs streamed CPML passes"
+  for stream in 0 1; do
+    MINIMOD_CPML_STREAM=$stream build/bench/minimod_bench --backend cuda --kernels "${CPML_KERNELS:-streaming:64x8x32}" \
+      --shapes "${CPML_SHAPES:-241x141x141,512}" --steps 100 --set mode=standard 2>&1 | grep '^|' | sed "s/^/stream=$stream /"
+  done
 fi
 echo "== acoustic_tti"
 build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$tti" --shapes "$shapes" \
