@@ -600,9 +600,15 @@ void launch_cpml(const PmlStepArgs& a, cudaStream_t s) {
   cpml_update<<<pml_grid(a), dim3(kBx, kBy, kBz), 0, s>>>(a);
 }
 
+/// MINIMOD_CPML_STREAM=1: the streamed CPML passes (read once, not at every step's launch).
+static bool cpml_streamed() {
+  static const bool on = env_int("MINIMOD_CPML_STREAM", 0) != 0;
+  return on;
+}
+
 void launch_cpml_psi(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes,
                      cudaStream_t s) {
-  if (env_int("MINIMOD_CPML_STREAM", 0)) {
+  if (cpml_streamed()) {
     plan_cpml(a, boxes, kCpmlChunk, [&](const PmlTiles& tiles) {
       cpml_psi_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
       MM_CUDA_CHECK_LAUNCH("cpml_psi");
@@ -619,7 +625,7 @@ void launch_cpml_psi(const PmlStepArgs& a, const std::vector<physics::Box3>& box
 }
 
 void launch_cpml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, cudaStream_t s) {
-  if (env_int("MINIMOD_CPML_STREAM", 0)) {
+  if (cpml_streamed()) {
     plan_cpml(a, boxes, kCpmlChunk, [&](const PmlTiles& tiles) {
       cpml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
       MM_CUDA_CHECK_LAUNCH("cpml");
