@@ -30,7 +30,9 @@ namespace {
 constexpr int kArrays = 12;  // without the split form's centre weights (two more)
 
 /// The split form's centre weights of every grid point from the medium arrays the kernels read
-/// (physics::tti_centre), so that they match the medium exactly, faded layer included.
+/// (physics::tti_centre), so that they match the medium exactly, faded layer included. `kappa_perp`
+/// and `kappa_axis` are the views' origins (grid point (0, 0, 0)), like g's arrays: offsets from
+/// g.nx apply to them.
 __global__ void fill_centre_weights(TtiStepArgs g, physics::Box3 box, float* kappa_perp, float* kappa_axis) {
   const int k = box.lo.k + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
   const int j = box.lo.j + static_cast<int>(blockIdx.y);
@@ -89,7 +91,7 @@ class CudaAcousticTti final : public Propagator {
       const Box3 box = p_.grid.box();
       if (centre_weights && !box.empty()) {
         fill_centre_weights<<<dim3(ceil_div(box.n.k, 128), box.n.j, box.n.i), 128>>>(
-            step_args(), box, kappa_perp_.data(), kappa_axis_.data());
+            step_args(), box, view(kappa_perp_).origin, view(kappa_axis_).origin);
         MM_CUDA_CHECK_LAUNCH("fill_centre_weights");
       }
     }
