@@ -83,33 +83,11 @@ DistributedPropagator::DistributedPropagator(const kernels::AcousticIsoProblem& 
     : DistributedPropagator(global.grid.shape, decomposition, comm, options,
                             subdomain_factory(global, options, &kernels::make_acoustic_iso)) {}
 
-namespace {
-
-/// Distributed TTI on the CUDA backend is refused for now: its halo path (kernels/cuda/
-/// acoustic_tti_cuda.cu, exchange_halos) gave results that differ from the one-rank run, and
-/// differently from run to run, on an H100 with two ranks (tests/mpi_ranks/tti_distributed_test.cpp);
-/// the CPU backend's is bitwise equal to one rank. The likely cause, uploads unordered with the
-/// streams that use them, is fixed (cb10b5e) but not yet confirmed on a GPU:
-/// MINIMOD_UNVERIFIED_TTI_CUDA_MPI=1 lifts the refusal so that a GPU session can run the test.
-const kernels::AcousticTtiProblem& distributable(const kernels::AcousticTtiProblem& global,
-                                                 const Decomposition& decomposition,
-                                                 const DistributedOptions& options) {
-  const char* allow = std::getenv("MINIMOD_UNVERIFIED_TTI_CUDA_MPI");
-  if (options.backend == "cuda" && decomposition.ranks() > 1 && !(allow && std::string(allow) == "1"))
-    throw ConfigError("config error: execution.backend: acoustic_tti runs distributed on the cpu backend "
-                      "only so far (its CUDA halo exchange is not yet verified); use backend: cpu with "
-                      "several ranks, or cuda on one rank");
-  return global;
-}
-
-}  // namespace
-
 DistributedPropagator::DistributedPropagator(const kernels::AcousticTtiProblem& global,
                                              const Decomposition& decomposition, MPI_Comm comm,
                                              const DistributedOptions& options)
     : DistributedPropagator(global.grid.shape, decomposition, comm, options,
-                            subdomain_factory(distributable(global, decomposition, options), options,
-                                              &kernels::make_acoustic_tti)) {}
+                            subdomain_factory(global, options, &kernels::make_acoustic_tti)) {}
 
 DistributedPropagator::DistributedPropagator(const Index3& global_shape,
                                              const Decomposition& decomposition, MPI_Comm comm,

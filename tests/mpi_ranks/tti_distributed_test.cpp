@@ -96,16 +96,6 @@ TEST_P(TtiDistributed, EveryDecompositionEqualsTheOneRankRun) {
   }
   for (const auto& dims : testing::factorisations(testing::world_size())) {
     const auto d = mpi::decompose(shape, dims, mpi::cut_limits(problem));
-    const char* allow = std::getenv("MINIMOD_UNVERIFIED_TTI_CUDA_MPI");
-    if (backend == "cuda" && d.ranks() > 1 && !(allow && std::string(allow) == "1")) {
-      // Refused until its halo path is right (mpi/distributed_propagator.cpp, distributable):
-      // with several OpenMP threads per rank it differed from the one-rank run on an H100.
-      mpi::DistributedOptions o;
-      o.backend = backend;
-      o.kernel = kernel;
-      EXPECT_THROW(mpi::DistributedPropagator(problem, d, MPI_COMM_WORLD, o), ConfigError);
-      continue;
-    }
     mpi::DistributedOptions o;
     o.backend = backend;
     o.kernel = kernel;
