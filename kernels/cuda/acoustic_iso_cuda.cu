@@ -98,7 +98,7 @@ class CudaAcousticIso final : public Propagator {
       std::vector<Box3> slabs;  // psi^n everywhere first: the update reads its stencil
       for (const auto& r : regions_)
         if (r.is_pml) slabs.push_back(r.box);
-      launch_cpml_psi(pa, slabs, s1);  // one launch with MINIMOD_CPML_STREAM=1
+      launch_cpml_psi(pa, slabs, s1);  // one launch (streamed)
       MM_CUDA_CHECK(cudaEventRecord(psi_done_.get(), s1));
       MM_CUDA_CHECK(cudaStreamWaitEvent(s0, psi_done_.get(), 0));
     }
@@ -367,7 +367,7 @@ class CudaAcousticIso final : public Propagator {
     }
     if (pml_boxes.empty()) return;
     if (cpml())
-      launch_cpml(pa, pml_boxes, pml_stream);  // one launch with MINIMOD_CPML_STREAM=1
+      launch_cpml(pa, pml_boxes, pml_stream);  // one launch (streamed)
     else
       launch_pml(pa, pml_boxes, pml_stream);
   }

@@ -15,7 +15,7 @@ void emulate_semi_tma(const IsoStepArgs& a, const Tile& t);
 /// centre weights kappa_perp, kappa_axis included.
 void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t);
 
-/// The streamed CPML passes (pml.cu, MINIMOD_CPML_STREAM=1) on every box of `boxes`, emulated,
+/// The streamed CPML passes (pml.cu, the default) on every box of `boxes`, emulated,
 /// `chunk` i planes per block: the first pass (psi), then after it on all boxes, the second.
 void emulate_cpml_psi_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes,
                              int chunk);

@@ -40,8 +40,8 @@ void launch_pml(const PmlStepArgs& args, const std::vector<physics::Box3>& boxes
 void launch_cpml_psi(const PmlStepArgs& args, cudaStream_t stream);
 /// CPML second pass: u_next and zeta_d.
 void launch_cpml(const PmlStepArgs& args, cudaStream_t stream);
-/// CPML first pass on every box of `boxes` (args.region is ignored): one point kernel per box, or
-/// with MINIMOD_CPML_STREAM=1 one launch streaming along i (not yet run on a GPU).
+/// CPML first pass on every box of `boxes` (args.region is ignored): one launch streaming along i,
+/// or with MINIMOD_CPML_POINT=1 one point kernel per box.
 void launch_cpml_psi(const PmlStepArgs& args, const std::vector<physics::Box3>& boxes,
                      cudaStream_t stream);
 /// CPML second pass on every box of `boxes`, after the first pass on all of them; as above.

@@ -1,4 +1,4 @@
-// The streamed CPML passes (kernels/cuda/pml.cu, MINIMOD_CPML_STREAM=1) run by host threads
+// The streamed CPML passes (kernels/cuda/pml.cu, the default CPML kernels) run by host threads
 // (kernels/cuda/block_emulation.hpp): needs no GPU. Random u, u_next, v2dt2, psi and zeta (halo
 // included, psi and zeta also where an axis is undamped, so a wrongly staged cell shows) on an odd
 // grid, CPML profiles with unequal widths (and a free-surface face), both passes over the PML
