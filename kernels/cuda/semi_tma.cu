@@ -23,7 +23,9 @@
 // Tensor maps. One per array (u, u_next, v2dt2) over the allocation with its halo (k extent
 // without the row padding), strides in bytes; coordinates are relative to the halo corner and may
 // be negative or past the end (zero fill). The allocation's base must be 16-B aligned and its row
-// pitch a multiple of 16 B (FieldLayout pads rows to 128 B); the launch checks both.
+// pitch a multiple of 16 B (FieldLayout pads rows to 128 B); the launch checks both. The tiles'
+// k origins are put on 16-B boundaries (k_shift below: a region starting at k = 27, Minimod's
+// inner box, starts its first tile at 24 and writes from 27), so every box row starts on one.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -66,6 +68,12 @@ struct MapOrigin {
   int i, j, k;
 };
 
+/// How far the first tile starts below region.lo.k so that every box row (from k0 - R) starts on
+/// a 16-B boundary of the allocation (tiles are multiples of 4 points wide).
+MM_HOST_DEVICE MM_FORCE_INLINE int k_shift(const physics::Box3& region, const MapOrigin& origin) {
+  return (region.lo.k - R - origin.k) & 3;
+}
+
 /// Issued by thread 0: plane p into its stage, the u tile with its j/k halo and, when p-4 is an
 /// output plane of the chunk, that plane's u_prev and v2dt2; all complete on the stage's mbarrier.
 #pragma nv_exec_check_disable
@@ -103,7 +111,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
 
   const int tx = blk.tx, ty = blk.ty, tid = ty * TX + tx;
   const physics::Index3 hi = a.region.hi();
-  const int k0 = a.region.lo.k + blk.bx * TX;
+  const int k0 = a.region.lo.k - k_shift(a.region, origin) + blk.bx * TX;
   const int j0 = a.region.lo.j + blk.by * TY;
   const int i_begin = a.region.lo.i + blk.bz * chunk;
   const int i_end = i_begin + chunk < hi.i ? i_begin + chunk : hi.i;
@@ -126,7 +134,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
     const int j = j0 + ty * RY + r;
-    writes[r] = k < hi.k && j < hi.j;
+    writes[r] = k >= a.region.lo.k && k < hi.k && j < hi.j;
     out[r] = a.u_next.ptr(i_begin, j, k);
   }
   const std::int64_t sx = a.u_next.sx;
@@ -151,7 +159,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
       ey_j[r] = ey[j], ey_p[r] = ey[j + 1], ey_m[r] = ey[j - 1];
     }
   }
-  if (layer && k < hi.k) {
+  if (layer && k >= a.region.lo.k && k < hi.k) {
     const float* ez = lay.eta[2] + 1;
     ez_k = ez[k], ez_p = ez[k + 1], ez_m = ez[k - 1];
   }
@@ -291,7 +299,8 @@ void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   const CUtensorMap mp = tensor_map(a.u_next, TX, TY);
   const CUtensorMap mv = tensor_map(a.v2dt2, TX, TY);
   const dim3 block(TX, TY / RY, 1);
-  const dim3 grid(ceil_div(a.region.n.k, TX), ceil_div(a.region.n.j, TY), ceil_div(a.region.n.i, chunk));
+  const dim3 grid(ceil_div(a.region.n.k + k_shift(a.region, origin), TX), ceil_div(a.region.n.j, TY),
+                  ceil_div(a.region.n.i, chunk));
   kernel<<<grid, block, bytes, s>>>(a, mu, mp, mv, origin, chunk);
 }
 
@@ -311,7 +320,8 @@ void emulate_variant(const IsoStepArgs& a, int chunk) {
   const HostTensorMap mu = HostTensorMap::of(a.u, TX + 2 * R, TY + 2 * R);
   const HostTensorMap mp = HostTensorMap::of(a.u_next, TX, TY);
   const HostTensorMap mv = HostTensorMap::of(a.v2dt2, TX, TY);
-  const int grid[3] = {static_cast<int>(ceil_div(a.region.n.k, TX)), static_cast<int>(ceil_div(a.region.n.j, TY)),
+  const int grid[3] = {static_cast<int>(ceil_div(a.region.n.k + k_shift(a.region, origin), TX)),
+                       static_cast<int>(ceil_div(a.region.n.j, TY)),
                        static_cast<int>(ceil_div(a.region.n.i, chunk))};
   emulate_grid(grid, TX, TY / RY, shared_bytes<TX, TY, NS>(), [&](HostBlock& blk, unsigned char* raw) {
     if (a.layer.aux.origin != nullptr)
