@@ -22,29 +22,20 @@
 // goes past hi.i + 3.
 // Nothing is reordered: laplacian8 is evaluated through an accessor (x offsets -> queue,
 // j/k offsets -> shared plane) exactly as in the CPU reference.
-// Minimod's layer (IsoStepArgs::layer, KernelFamily::fuses_minimod_layer): with kLayer the
-// launch covers the whole grid and the points outside layer.inner take Minimod's damped update
-// (pml/pml_update.hpp) in the same pass: eta rebuilt from the 1D profiles in the CPU's order
-// (eta_x + eta_y) + eta_z, the x gradient from the queue, the y and z gradients from the shared
-// plane; such a point also reads and writes aux (8 B). So Minimod's case moves ~16 B per inner
-// point and ~24 B per layer point in one launch instead of a second pass over the slabs.
 // Limits: TX, TY >= 4 (halo loading), compile-time per tunable; tile.z (chunk) any value >= 1.
 #include <string>
 
 #include "kernels/cuda/registry.hpp"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
-#include "pml/pml_update.hpp"
 
 namespace minimod::kernels::cuda {
 namespace {
 
 constexpr int R = physics::kRadius;
 
-/// The inner kernel fits 48 warps per SM (40 registers); with the layer fused, 32 (capped at 40 it
-/// spilled 60 B).
-template <int TX, int TY, bool kLayer>
-__global__ void __launch_bounds__(TX* TY, (kLayer ? 1024 : 1536) / (TX * TY)) streaming_iso(IsoStepArgs a, int chunk) {
+template <int TX, int TY>
+__global__ void __launch_bounds__(TX* TY) streaming_iso(IsoStepArgs a, int chunk) {
   static_assert(TX >= R && TY >= R, "halo loading needs at least R threads per axis");
   constexpr int SX = TX + 2 * R, SY = TY + 2 * R;
   __shared__ float s[SY][SX];
@@ -78,13 +69,6 @@ __global__ void __launch_bounds__(TX* TY, (kLayer ? 1024 : 1536) / (TX * TY)) st
   float njlo = jlo ? __ldg(pu - sy4) : 0.0f, njhi = jhi ? __ldg(pu + sy4) : 0.0f;
   float nup = writes ? *pn : 0.0f, nvv = writes ? __ldg(pv) : 0.0f;
 
-  // Minimod's layer: whether this column lies inside the inner box in j and k. The damped branch
-  // reads its eta values (L1 hits) and aux when it runs, so the inner points keep the registers
-  // (kLayer false: none of this).
-  const MinimodLayer& lay = a.layer;
-  const physics::Index3 in_lo = lay.inner.lo, in_hi = lay.inner.hi();
-  const bool inner_jk = !kLayer || (k >= in_lo.k && k < in_hi.k && j >= in_lo.j && j < in_hi.j);
-
   for (int i = i_begin; i < i_end; ++i) {
 #pragma unroll
     for (int m = 0; m < 2 * R; ++m) q[m] = q[m + 1];
@@ -111,20 +95,7 @@ __global__ void __launch_bounds__(TX* TY, (kLayer ? 1024 : 1536) / (TX * TY)) st
       const auto at = [&q, tx, ty](int di, int dj, int dk) {
         return (dj == 0 && dk == 0) ? q[R + di] : s[ty + R + dj][tx + R + dk];
       };
-      const float lap = physics::laplacian8(at, a.laplacian);
-      if (!kLayer || (inner_jk && i >= in_lo.i && i < in_hi.i)) {
-        *pn = physics::leapfrog(up, q[R], vv, lap);
-      } else {  // Minimod's damped update (as pml.cu's pml_iso)
-        const float *ex = lay.eta[0] + 1, *ey = lay.eta[1] + 1, *ez = lay.eta[2] + 1;
-        const float eta = ex[i] + ey[j] + ez[k];
-        float* aux = pn + (lay.aux.origin - a.u_next.origin);  // aux shares u's layout
-        const float aux0 = *aux;
-        *pn = pml::pml_u_next(up, q[R], vv, lap, aux0, eta);
-        const float grad = pml::pml_gradient_term(ex[i + 1] - ex[i - 1], 0.0f, at(1, 0, 0), at(-1, 0, 0), lay.inv_4h2[0]) +
-                           pml::pml_gradient_term(ey[j + 1] - ey[j - 1], 0.0f, at(0, 1, 0), at(0, -1, 0), lay.inv_4h2[1]) +
-                           pml::pml_gradient_term(ez[k + 1] - ez[k - 1], 0.0f, at(0, 0, 1), at(0, 0, -1), lay.inv_4h2[2]);
-        *aux = pml::pml_aux_next(aux0, eta, grad);
-      }
+      *pn = physics::leapfrog(up, q[R], vv, physics::laplacian8(at, a.laplacian));
     }
     pu += sx;
     pn += sx;
@@ -134,13 +105,12 @@ __global__ void __launch_bounds__(TX* TY, (kLayer ? 1024 : 1536) / (TX * TY)) st
 
 struct Variant {
   int x, y;
-  void (*kernel)(IsoStepArgs, int);        // with Minimod's layer fused
-  void (*inner_kernel)(IsoStepArgs, int);  // without: the inner region or the CPML's
+  void (*kernel)(IsoStepArgs, int);
 };
 
 template <int TX, int TY>
 constexpr Variant variant() {
-  return {TX, TY, &streaming_iso<TX, TY, true>, &streaming_iso<TX, TY, false>};
+  return {TX, TY, &streaming_iso<TX, TY>};
 }
 
 const Variant kVariants[] = {variant<32, 8>(), variant<32, 16>(), variant<64, 8>(),
@@ -156,8 +126,7 @@ void launch(const IsoStepArgs& a, const Tile& t, cudaStream_t s) {
   const dim3 block(t.x, t.y, 1);
   const dim3 grid(ceil_div(a.region.n.k, t.x), ceil_div(a.region.n.j, t.y),
                   ceil_div(a.region.n.i, t.z));
-  const auto kernel = a.layer.aux.origin != nullptr ? v.kernel : v.inner_kernel;
-  kernel<<<grid, block, 0, s>>>(a, t.z);
+  v.kernel<<<grid, block, 0, s>>>(a, t.z);
 }
 
 cudaFuncAttributes attributes(const Tile& t) {
@@ -173,8 +142,7 @@ KernelFamily family() {
   f.tunables = {{32, 8, 64}, {32, 16, 64}, {64, 8, 32}, {32, 4, 128}};
   f.launch = &launch;
   f.description = "2.5D: stream i in chunks of z planes, u(i-4..i+4) register queue, (k,j) plane in smem";
-  f.attributes = &attributes;  // no dynamic shared memory; the fused kernel's registers
-  f.fuses_minimod_layer = true;
+  f.attributes = &attributes;  // no dynamic shared memory
   return f;
 }
 

@@ -293,8 +293,7 @@ TEST(AutotuneCandidates, FamiliesVerifiedOnAGpuStayCandidates) {
     const auto& f = cuda::find_family(name, cuda::PropagatorKind::acoustic_iso);
     EXPECT_FALSE(f.unverified) << name;
     EXPECT_NE(f.attributes, nullptr) << name;
-    // Of these only streaming takes Minimod's layer into its own launch.
-    EXPECT_EQ(f.fuses_minimod_layer, std::string(name) == "streaming") << name;
+    EXPECT_FALSE(f.fuses_minimod_layer) << name;
   }
 }
 
