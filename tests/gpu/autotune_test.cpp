@@ -289,11 +289,17 @@ TEST(AutotuneCandidates, EveryVerifiedFamilyAndNoUnverifiedOneIsTimed) {
 // that standing and their resources: a registration that shifts a field (aggregate order) would
 // silently drop them from `auto`.
 TEST(AutotuneCandidates, FamiliesVerifiedOnAGpuStayCandidates) {
-  for (const char* name : {"gmem", "smem", "streaming", "semi", "semi_sync", "swic"}) {
+  for (const char* name : {"gmem", "smem", "streaming", "semi", "semi_sync", "swic", "semi_tma", "semi_tma_fused"}) {
     const auto& f = cuda::find_family(name, cuda::PropagatorKind::acoustic_iso);
     EXPECT_FALSE(f.unverified) << name;
     EXPECT_NE(f.attributes, nullptr) << name;
-    EXPECT_FALSE(f.fuses_minimod_layer) << name;
+    EXPECT_EQ(f.fuses_minimod_layer, std::string(name) == "semi_tma_fused") << name;
+  }
+  for (const char* name : {"gmem", "smem", "semi", "semi_sync", "swic", "swic_split"}) {
+    const auto& f = cuda::find_family(name, cuda::PropagatorKind::acoustic_tti);
+    EXPECT_FALSE(f.unverified) << name;
+    EXPECT_NE(f.tti_attributes, nullptr) << name;
+    EXPECT_EQ(f.tti_reads_centre_weights, std::string(name) == "swic_split") << name;
   }
 }
 

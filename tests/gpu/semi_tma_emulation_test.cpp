@@ -141,7 +141,7 @@ TEST(SemiTmaEmulation, EveryTileEqualsTheReferenceFormulaAtEveryPoint) {
 }
 
 TEST(SemiTmaEmulation, FusedMinimodLayerEqualsTheDampedUpdateAtEveryPoint) {
-  const auto& family = kernels::cuda::find_family("semi_tma", kernels::cuda::PropagatorKind::acoustic_iso);
+  const auto& family = kernels::cuda::find_family("semi_tma_fused", kernels::cuda::PropagatorKind::acoustic_iso);
   ASSERT_TRUE(family.fuses_minimod_layer);
   const Index3 n{21, 37, 45};
   const Box3 inner{{5, 6, 4}, {9, 22, 29}};  // unequal layer widths on every face
