@@ -342,14 +342,7 @@ class CudaAcousticIso final : public Propagator {
                    cudaStream_t inner_stream, cudaStream_t pml_stream, const Tile* tile = nullptr) const {
     const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
     if (fuse_layer(family)) {  // the whole part in one launch, the layer's points included
-      IsoStepArgs args{part, u, un, m, p_.laplacian};
-      args.layer.inner = inner_box();
-      args.layer.aux = pa.aux;
-      args.layer.eta[0] = pa.eta_x;
-      args.layer.eta[1] = pa.eta_y;
-      args.layer.eta[2] = pa.eta_z;
-      for (int a = 0; a < 3; ++a) args.layer.inv_4h2[a] = pa.inv_4h2[a];
-      family.launch(args, tile ? *tile : tile_for(family), inner_stream);
+      family.launch(layer_args(part, pa), tile ? *tile : tile_for(family), inner_stream);
       MM_CUDA_CHECK_LAUNCH(family.name.c_str());
       return;
     }
@@ -366,10 +359,42 @@ class CudaAcousticIso final : public Propagator {
       }
     }
     if (pml_boxes.empty()) return;
-    if (cpml())
+    if (cpml()) {
       launch_cpml(pa, pml_boxes, pml_stream);  // one launch (streamed)
-    else
+    } else if (const KernelFamily* slabs = layer_by_tensor_copies()) {
+      // Each slab by the semi-stencil with tensor-copy staging and the layer fused: every point
+      // of a slab takes the damped branch. Tiles 32 wide for the thin z slabs.
+      for (const auto& b : pml_boxes) {
+        const Tile t = b.n.k < 64 ? Tile{32, 32, 64} : Tile{64, 32, 64};
+        slabs->launch(layer_args(b, pa), t, pml_stream);
+        MM_CUDA_CHECK_LAUNCH("minimod layer (semi_tma_fused)");
+      }
+    } else {
       launch_pml(pa, pml_boxes, pml_stream);
+    }
+  }
+
+  /// The step's arguments on `box` with Minimod's layer (for a family that fuses it).
+  IsoStepArgs layer_args(const Box3& box, const PmlStepArgs& pa) const {
+    IsoStepArgs args{box, view(u_), view(u_prev_), view(v2dt2_), p_.laplacian};
+    args.layer.inner = inner_box();
+    args.layer.aux = pa.aux;
+    args.layer.eta[0] = pa.eta_x;
+    args.layer.eta[1] = pa.eta_y;
+    args.layer.eta[2] = pa.eta_z;
+    for (int a = 0; a < 3; ++a) args.layer.inv_4h2[a] = pa.inv_4h2[a];
+    return args;
+  }
+
+  /// MINIMOD_PML_TMA=1 (benchmarks, sm_90+): Minimod's slabs by semi_tma_fused instead of
+  /// pml.cu's pml_stream.
+  static const KernelFamily* layer_by_tensor_copies() {
+    static const KernelFamily* family = [] {
+      const char* v = std::getenv("MINIMOD_PML_TMA");
+      if (!(v && std::string(v) == "1")) return static_cast<const KernelFamily*>(nullptr);
+      return &find_family("semi_tma_fused", PropagatorKind::acoustic_iso);
+    }();
+    return family;
   }
 
   /// Minimod's layer goes into the family's own launch when the family can take it
