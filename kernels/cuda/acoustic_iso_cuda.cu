@@ -359,19 +359,12 @@ class CudaAcousticIso final : public Propagator {
       }
     }
     if (pml_boxes.empty()) return;
-    if (cpml()) {
+    // (Minimod's slabs by semi_tma_fused, one launch each, were 20-45% slower end to end on an
+    // H100: a slab 27 points thin gives 64-128 blocks per launch; bench/results/2026-11-23-*.)
+    if (cpml())
       launch_cpml(pa, pml_boxes, pml_stream);  // one launch (streamed)
-    } else if (const KernelFamily* slabs = layer_by_tensor_copies()) {
-      // Each slab by the semi-stencil with tensor-copy staging and the layer fused: every point
-      // of a slab takes the damped branch. Tiles 32 wide for the thin z slabs.
-      for (const auto& b : pml_boxes) {
-        const Tile t = b.n.k < 64 ? Tile{32, 32, 64} : Tile{64, 32, 64};
-        slabs->launch(layer_args(b, pa), t, pml_stream);
-        MM_CUDA_CHECK_LAUNCH("minimod layer (semi_tma_fused)");
-      }
-    } else {
+    else
       launch_pml(pa, pml_boxes, pml_stream);
-    }
   }
 
   /// The step's arguments on `box` with Minimod's layer (for a family that fuses it).
@@ -384,17 +377,6 @@ class CudaAcousticIso final : public Propagator {
     args.layer.eta[2] = pa.eta_z;
     for (int a = 0; a < 3; ++a) args.layer.inv_4h2[a] = pa.inv_4h2[a];
     return args;
-  }
-
-  /// MINIMOD_PML_TMA=1 (benchmarks, sm_90+): Minimod's slabs by semi_tma_fused instead of
-  /// pml.cu's pml_stream.
-  static const KernelFamily* layer_by_tensor_copies() {
-    static const KernelFamily* family = [] {
-      const char* v = std::getenv("MINIMOD_PML_TMA");
-      if (!(v && std::string(v) == "1")) return static_cast<const KernelFamily*>(nullptr);
-      return &find_family("semi_tma_fused", PropagatorKind::acoustic_iso);
-    }();
-    return family;
   }
 
   /// Minimod's layer goes into the family's own launch when the family can take it

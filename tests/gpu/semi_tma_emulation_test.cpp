@@ -151,8 +151,8 @@ TEST(SemiTmaEmulation, FusedMinimodLayerEqualsTheDampedUpdateAtEveryPoint) {
     const std::string name = std::to_string(t.x) + "x" + std::to_string(t.y) + "x6";
     check_tile(name, tile, Box3{{0, 0, 0}, n}, n, inner);
     check_tile(name, tile, Box3{{0, 0, 0}, n}, n, Box3{{30, 0, 0}, {1, 1, 1}});  // every point in the layer
-    // One slab at a time, as MINIMOD_PML_TMA=1 launches them (every point damped): an x slab
-    // (whole planes) and a z slab (thin in k, from k = 33: a shifted first tile).
+    // A region wholly in the layer (every point damped): an x slab (whole planes) and a z slab
+    // (thin in k, from k = 33: a shifted first tile).
     check_tile(name, tile, Box3{{0, 0, 0}, {5, n.j, n.k}}, n, inner);
     check_tile(name, tile, Box3{{5, 6, 33}, {9, 22, 12}}, n, inner);
   }
