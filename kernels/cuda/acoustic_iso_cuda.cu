@@ -346,51 +346,25 @@ class CudaAcousticIso final : public Propagator {
       MM_CUDA_CHECK_LAUNCH(family.name.c_str());
       return;
     }
-    std::vector<Box3> pml_boxes, inner_boxes;
+    std::vector<Box3> pml_boxes;
     for (const auto& r : regions_) {
       const Box3 b = physics::intersect(r.box, part);
-      if (!b.empty()) (r.is_pml ? pml_boxes : inner_boxes).push_back(b);
-    }
-    const auto launch_inner = [&] {
-      for (const auto& b : inner_boxes) {
+      if (b.empty()) continue;
+      if (!r.is_pml) {
         family.launch(IsoStepArgs{b, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family),
                       inner_stream);
         MM_CUDA_CHECK_LAUNCH(family.name.c_str());
+      } else {
+        pml_boxes.push_back(b);
       }
-    };
+    }
+    if (pml_boxes.empty()) return;
     // (Minimod's slabs by semi_tma_fused, one launch each, were 20-45% slower end to end on an
     // H100: a slab 27 points thin gives 64-128 blocks per launch; bench/results/2026-11-23-*.)
-    const auto launch_layer = [&] {
-      if (pml_boxes.empty()) return;
-      if (cpml())
-        launch_cpml(pa, pml_boxes, pml_stream);  // one launch (streamed)
-      else
-        launch_pml(pa, pml_boxes, pml_stream);
-    };
-    if (schedule().layer_first) {
-      launch_layer();
-      launch_inner();
-    } else {
-      launch_inner();
-      launch_layer();
-    }
-  }
-
-  /// Benchmark knobs for how the layer's kernel shares the GPU with the inner one:
-  /// MINIMOD_PML_FIRST=1 launches it first, MINIMOD_PML_PRIORITY=1 gives its stream the highest
-  /// priority (the block scheduler then dispatches its blocks first as room frees up).
-  struct Schedule {
-    bool layer_first, layer_priority;
-  };
-  static const Schedule& schedule() {
-    static const Schedule s = [] {
-      const auto on = [](const char* name) {
-        const char* v = std::getenv(name);
-        return v && std::string(v) == "1";
-      };
-      return Schedule{on("MINIMOD_PML_FIRST"), on("MINIMOD_PML_PRIORITY")};
-    }();
-    return s;
+    if (cpml())
+      launch_cpml(pa, pml_boxes, pml_stream);  // one launch (streamed)
+    else
+      launch_pml(pa, pml_boxes, pml_stream);
   }
 
   /// The step's arguments on `box` with Minimod's layer (for a family that fuses it).
@@ -583,8 +557,7 @@ class CudaAcousticIso final : public Propagator {
     DeviceBuffer<float> device;
     Event gathered, copied;
   };
-  Stream inner_stream_, pml_stream_ = schedule().layer_priority ? Stream::high_priority() : Stream(),
-      copy_stream_, halo_stream_ = Stream::high_priority();
+  Stream inner_stream_, pml_stream_, copy_stream_, halo_stream_ = Stream::high_priority();
   SnapshotSlot slots_[kSnapshotSlots];
   Event pml_done_, step_done_, psi_done_;
   DeviceBuffer<float> u_, u_prev_, v2dt2_, aux_;
