@@ -378,7 +378,7 @@ KernelFamily family(bool fused) {
   f.name = name(fused);
   f.propagators = {PropagatorKind::acoustic_iso};
   // x = 64 or 32 along k, y rows along j (2 or 4 per thread on the taller tiles), z planes per chunk.
-  f.tunables = {{64, 8, 64}, {32, 16, 64}, {64, 16, 64}, {32, 32, 64}, {64, 32, 64}, {64, 16, 128}};
+  f.tunables = {{64, 8, 64}, {32, 16, 64}, {64, 16, 64}, {32, 32, 64}, {64, 32, 64}, {64, 32, 32}, {64, 16, 128}};
   f.launch = fused ? &launch<true> : &launch<false>;
   f.description = fused ? "semi_tma with Minimod's layer in the same launch (whole grid); sm_90+"
                         : "semi with tensor-copy (TMA) plane staging on an mbarrier ring, several rows per thread; sm_90+";
