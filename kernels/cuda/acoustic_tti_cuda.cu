@@ -113,24 +113,15 @@ class CudaAcousticTti final : public Propagator {
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
     const cudaStream_t s = stream_.get();
     const TtiStepArgs g = step_args();
-    // One launch over the whole grid: every family's point update takes the damped branch
-    // outside g.inner (kernels/tti_point.hpp).
-    family_->launch_tti(g, p_.grid.box(), tile_, s);
-    MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-    SourceNodes sn;
-    auto flush = [&] {
-      if (sn.count == 0) return;
-      inject_nodes<<<1, kMaxSourceNodes, 0, s>>>(g.p_next.origin, sn, amplitude);
-      MM_CUDA_CHECK_LAUNCH("inject");
-      sn.count = 0;
-    };
-    for (const auto& nw : source) {
-      sn.offset[sn.count] = g.p_next.offset(nw.node.i, nw.node.j, nw.node.k);
-      sn.weight[sn.count] = nw.weight;
-      if (++sn.count == kMaxSourceNodes) flush();
+    if (transport_ != nullptr && p_.halo.any()) {
+      overlapped_step(g, source, amplitude);
+    } else {
+      // One launch over the whole grid: every family's point update takes the damped branch
+      // outside g.inner (kernels/tti_point.hpp).
+      family_->launch_tti(g, p_.grid.box(), tile_, s);
+      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+      inject(g, source, p_.grid.box(), amplitude, s);
     }
-    flush();
-    if (transport_ != nullptr && p_.halo.any()) exchange_halos(s);
     apply_free_surfaces(view(p0_));
     apply_free_surfaces(view(q0_));
     p0_.swap(p1_);
@@ -281,6 +272,52 @@ class CudaAcousticTti final : public Propagator {
     cuda::upload_dense(view(dst), p_.grid.shape, src, stream_.get());
   }
 
+  /// Adds the source nodes inside `part` to p_next on `stream`.
+  void inject(const TtiStepArgs& g, const std::vector<NodeWeight>& source, const Box3& part, float amplitude,
+              cudaStream_t stream) const {
+    SourceNodes sn;
+    auto flush = [&] {
+      if (sn.count == 0) return;
+      inject_nodes<<<1, kMaxSourceNodes, 0, stream>>>(g.p_next.origin, sn, amplitude);
+      MM_CUDA_CHECK_LAUNCH("inject");
+      sn.count = 0;
+    };
+    for (const auto& nw : source) {
+      if (!part.contains(nw.node.i, nw.node.j, nw.node.k)) continue;
+      sn.offset[sn.count] = g.p_next.offset(nw.node.i, nw.node.j, nw.node.k);
+      sn.weight[sn.count] = nw.weight;
+      if (++sn.count == kMaxSourceNodes) flush();
+    }
+    flush();
+  }
+
+  /// A distributed step, the exchange hidden behind the interior: the shell (own points within the
+  /// halo width of an exchanged face, kernels/halo.hpp split_shell) with its sources on the
+  /// high-priority halo stream, the interior with its sources on the compute stream, queued before
+  /// the host waits for anything; then the exchange axis by axis on the halo stream (its packing
+  /// reads only the shell and earlier phases' halos, its unpacking writes only halos, which the
+  /// interior does not read), and the compute stream waits for it. Every point takes the update of
+  /// a one-rank step.
+  void overlapped_step(const TtiStepArgs& g, const std::vector<NodeWeight>& source, float amplitude) {
+    const cudaStream_t s = stream_.get(), sh = halo_stream_.get();
+    const ShellSplit split = split_shell(p_.grid.shape, p_.halo);
+    MM_CUDA_CHECK(cudaEventRecord(step_start_.get(), s));  // the last step (free surfaces) is done
+    MM_CUDA_CHECK(cudaStreamWaitEvent(sh, step_start_.get(), 0));
+    for (const auto& b : split.shell) {
+      family_->launch_tti(g, b, tile_, sh);
+      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+      inject(g, source, b, amplitude, sh);
+    }
+    if (!split.interior.empty()) {
+      family_->launch_tti(g, split.interior, tile_, s);
+      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+      inject(g, source, split.interior, amplitude, s);
+    }
+    exchange_halos(sh);
+    MM_CUDA_CHECK(cudaEventRecord(halos_done_.get(), sh));
+    MM_CUDA_CHECK(cudaStreamWaitEvent(s, halos_done_.get(), 0));
+  }
+
   /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per
   /// face: packed on the GPU, through pinned host buffers when the transport wants host memory.
   void exchange_halos(cudaStream_t s) {
@@ -332,7 +369,8 @@ class CudaAcousticTti final : public Propagator {
   const KernelFamily* family_;
   Tile tile_;
   int arrays_;  // device arrays of the grid's size: kArrays, + 2 with the centre weights
-  Stream stream_;
+  Stream stream_, halo_stream_ = Stream::high_priority();
+  Event step_start_, halos_done_;  // ordering between the compute and the halo stream
   DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, kappa_perp_, kappa_axis_,
       eta_[3];
   DeviceBuffer<unsigned> scratch_;
