@@ -5,9 +5,9 @@
 // per point (p, q at two levels, two auxiliary fields, (v dt)^2, b, the medium nx, ny, nz, 1 / a),
 // halo included: 1000^3 takes 49 GB; a family that reads the split form's centre weights
 // (swic_split) adds kappa_perp, kappa_axis (14 arrays, 57 GB).
-// Distributed (a subdomain of mpi/subdomain.hpp): after the sources, p and q exchange their face
-// and edge halos axis by axis (kernels/halo.hpp, exchange_by_axis), packed on the GPU and staged
-// through pinned host memory for host transports; synchronous, not overlapped (correct first).
+// Distributed (a subdomain of mpi/subdomain.hpp): p and q exchange their face and edge halos axis
+// by axis (kernels/halo.hpp, exchange_by_axis), packed on the GPU and staged through pinned host
+// memory for host transports, on a halo stream while the interior is updated (overlapped_step).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
