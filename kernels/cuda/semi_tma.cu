@@ -244,26 +244,6 @@ __global__ void __launch_bounds__(TX * TY / RY)
   semi_tma_block<TX, TY, RY, NS, kLayer>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, origin, chunk, semi_tma_raw);
 }
 
-/// The same kernel with its registers capped for two blocks per SM (the 64x32 tile without the
-/// layer: 64 registers, 24 B spilled, instead of 72 at one block of 512 threads).
-template <int TX, int TY, int RY, int NS, bool kLayer>
-__global__ void __launch_bounds__(TX * TY / RY, 2)
-    semi_tma_iso_2(IsoStepArgs a, const __grid_constant__ CUtensorMap map_u,
-                   const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
-                   MapOrigin origin, int chunk) {
-  extern __shared__ unsigned char semi_tma_raw[];
-  semi_tma_block<TX, TY, RY, NS, kLayer>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, origin, chunk, semi_tma_raw);
-}
-
-/// Which of the two a variant runs.
-template <int TX, int TY, int RY, int NS, bool kLayer>
-constexpr auto kernel_of() {
-  if constexpr (!kLayer && TX * TY == 64 * 32)
-    return &semi_tma_iso_2<TX, TY, RY, NS, kLayer>;
-  else
-    return &semi_tma_iso<TX, TY, RY, NS, kLayer>;
-}
-
 // --- host side ----------------------------------------------------------------------------------
 
 PFN_cuTensorMapEncodeTiled_v12000 encoder() {
@@ -312,7 +292,7 @@ struct Variant {
 /// keep the smaller register footprint.
 template <int TX, int TY, int RY, int NS, bool kLayer>
 void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
-  constexpr auto kernel = kernel_of<TX, TY, RY, NS, kLayer>();
+  constexpr auto kernel = &semi_tma_iso<TX, TY, RY, NS, kLayer>;
   constexpr int bytes = shared_bytes<TX, TY, NS>();
   ensure_smem_limit<kernel>(bytes);
   const MapOrigin origin{a.u.box.lo.i, a.u.box.lo.j, a.u.box.lo.k};
@@ -354,8 +334,8 @@ void emulate_variant(const IsoStepArgs& a, int chunk) {
 
 template <int TX, int TY, int RY, int NS>
 constexpr Variant variant() {
-  return {TX, TY, RY, NS, reinterpret_cast<const void*>(kernel_of<TX, TY, RY, NS, true>()),
-          reinterpret_cast<const void*>(kernel_of<TX, TY, RY, NS, false>()), &launch_variant<TX, TY, RY, NS>, &emulate_variant<TX, TY, RY, NS>, shared_bytes<TX, TY, NS>()};
+  return {TX, TY, RY, NS, reinterpret_cast<const void*>(&semi_tma_iso<TX, TY, RY, NS, true>),
+          reinterpret_cast<const void*>(&semi_tma_iso<TX, TY, RY, NS, false>), &launch_variant<TX, TY, RY, NS>, &emulate_variant<TX, TY, RY, NS>, shared_bytes<TX, TY, NS>()};
 }
 
 // (k, j) output tiles: x = TX, y = TY; RY rows per thread, so TX * TY / RY threads.
