@@ -8,8 +8,10 @@
 
 namespace minimod::kernels::cuda {
 
-/// One semi_tma update of a.region (tile t), emulated: the views point to host memory.
-void emulate_semi_tma(const IsoStepArgs& a, const Tile& t);
+/// One semi_tma update of a.region (tile t), emulated: the views point to host memory. With a
+/// layer in `a`, every block takes the damped branch (semi_tma_fused) or, with `by_block`, only
+/// the blocks that meet the layer (semi_tma_mixed).
+void emulate_semi_tma(const IsoStepArgs& a, const Tile& t, bool by_block = false);
 
 /// One swic_split update of `region` (tile t), emulated: the views point to host memory, the
 /// centre weights kappa_perp, kappa_axis included.

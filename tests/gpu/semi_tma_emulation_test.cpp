@@ -63,9 +63,10 @@ struct HostFields {
   }
 };
 
-/// `inner` empty: no layer; else Minimod's layer fused, damped outside `inner`.
+/// `inner` empty: no layer; else Minimod's layer fused, damped outside `inner` (in every block,
+/// or with `by_block` only in the blocks that meet the layer, as semi_tma_mixed).
 void check_tile(const std::string& tile_name, const kernels::cuda::Tile& tile, const Box3& region, Index3 n,
-                const Box3& inner = Box3{}) {
+                const Box3& inner = Box3{}, bool by_block = false) {
   const bool layer = !inner.empty();
   SCOPED_TRACE("semi_tma:" + tile_name + " region lo (" + std::to_string(region.lo.i) + "," +
                std::to_string(region.lo.j) + "," + std::to_string(region.lo.k) + ") n (" +
@@ -85,7 +86,7 @@ void check_tile(const std::string& tile_name, const kernels::cuda::Tile& tile, c
       a.layer.inv_4h2[d] = inv_4h2[d];
     }
   }
-  kernels::cuda::emulate_semi_tma(a, tile);
+  kernels::cuda::emulate_semi_tma(a, tile, by_block);
   const float* ex = f.eta[0].data() + 1;
   const float* ey = f.eta[1].data() + 1;
   const float* ez = f.eta[2].data() + 1;
@@ -155,6 +156,23 @@ TEST(SemiTmaEmulation, FusedMinimodLayerEqualsTheDampedUpdateAtEveryPoint) {
     // (thin in k, from k = 33: a shifted first tile).
     check_tile(name, tile, Box3{{0, 0, 0}, {5, n.j, n.k}}, n, inner);
     check_tile(name, tile, Box3{{5, 6, 33}, {9, 22, 12}}, n, inner);
+  }
+}
+
+// semi_tma_mixed: blocks whose outputs all lie in the inner box run the lean body, the others the
+// damped one; every tile meets both kinds here (inner box 3..17 x 4..66 x 0..70 of 21 x 70 x 70,
+// chunks of 6: the chunk 6..12 and, for every tile height, a row of j tiles lie inside).
+TEST(SemiTmaEmulation, MixedTakesTheDampedBranchWhereABlockMeetsTheLayer) {
+  const auto& family = kernels::cuda::find_family("semi_tma_mixed", kernels::cuda::PropagatorKind::acoustic_iso);
+  ASSERT_TRUE(family.fuses_minimod_layer);
+  const Index3 n{21, 70, 70};
+  const Box3 inner{{3, 4, 0}, {14, 62, 70}};
+  for (const auto& t : family.tunables) {
+    if (t.z != 64) continue;  // the chunk is set below; one run per tile shape
+    kernels::cuda::Tile tile = t;
+    tile.z = 6;
+    const std::string name = std::to_string(t.x) + "x" + std::to_string(t.y) + "x6 (mixed)";
+    check_tile(name, tile, Box3{{0, 0, 0}, n}, n, inner, true);
   }
 }
 
