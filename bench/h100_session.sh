@@ -13,8 +13,8 @@
 set -uo pipefail
 out=${OUT:-/tmp}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-iso=${ISO_KERNELS:-streaming:64x8x32,semi:64x8x64,semi_tma:64x8x64,semi_tma:32x16x64,semi_tma:64x16x64,semi_tma:32x32x64,semi_tma:64x32x64,semi_tma:64x16x128}
-tti=${TTI_KERNELS:-swic:32x4x64,swic_split:32x4x64,swic_split:16x8x64,swic_split:32x8x64,swic_split:64x4x64}
+iso=${ISO_KERNELS:-streaming:64x8x32,semi_tma:64x32x64,semi_tma:64x32x32,semi_tma_fused:32x16x64,semi_tma_mixed:64x32x32,semi_tma_mixed:64x32x64,semi_tma_mixed:64x16x64,semi_tma_mixed:32x16x64}
+tti=${TTI_KERNELS:-swic:32x4x64,swic_split:32x4x64}
 shapes=${SHAPES:-1000}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 echo "commit ${MINIMOD_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)} $(date -u +%FT%TZ)"
@@ -46,7 +46,7 @@ if [ "${SKIP_ISO:-0}" != 1 ]; then
 fi
 if [ "${SKIP_UNFUSED:-0}" != 1 ]; then
   echo "== acoustic_iso, Minimod's case, Minimod's layer in its own kernel (MINIMOD_FUSED_LAYER=0)"
-  MINIMOD_FUSED_LAYER=0 build/bench/minimod_bench --backend cuda --kernels "${UNFUSED_KERNELS:-semi_tma:64x16x64}" \
+  MINIMOD_FUSED_LAYER=0 build/bench/minimod_bench --backend cuda --kernels "${UNFUSED_KERNELS:-semi_tma_mixed:64x32x32}" \
     --shapes "$shapes" --steps 100 2>&1 | tee "$out/bench-iso-unfused.log" | grep '^|'
 fi
 if [ "${SKIP_CPML:-0}" != 1 ]; then
@@ -70,9 +70,9 @@ if [ "${SKIP_AUTO:-0}" != 1 ]; then
 fi
 if [ "${PROFILE:-0}" = 1 ] && command -v ncu > /dev/null; then
   echo "== ncu (512^3)"
-  ncu --kernel-name regex:"${PROFILE_KERNELS:-semi_iso|pml_stream}" --launch-skip 4 --launch-count 2 \
+  ncu --kernel-name regex:"${PROFILE_KERNELS:-semi_tma_iso|pml_stream}" --launch-skip 4 --launch-count 2 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
-    build/bench/minimod_bench --backend cuda --kernels "${PROFILE_SPEC:-semi:64x8x64}" --shapes 512 --steps 3 > "$out/ncu.log" 2>&1
+    build/bench/minimod_bench --backend cuda --kernels "${PROFILE_SPEC:-semi_tma_mixed:64x32x32}" --shapes 512 --steps 3 > "$out/ncu.log" 2>&1
   grep -E "^  [a-z_]+.*\(|Throughput|Duration|Busy|Achieved Occupancy|Stall|Warp Cycles|Registers|Bandwidth" "$out/ncu.log" | head -80
 fi
 echo "total: $(( $(date +%s) - start )) s"
