@@ -7,7 +7,7 @@
 # Environment: ISO_KERNELS, TTI_KERNELS, SHAPES (default 1000), REPEAT_TTI_MPI (default 1),
 # SKIP_TESTS=1, PROFILE=1 (ncu on a 512^3 run; PROFILE_SPEC, PROFILE_KERNELS), SKIP_AUTO=1, SKIP_UNFUSED=1,
 # SKIP_CPML=1 (the CPML table, point vs streamed passes: CPML_KERNELS, CPML_SHAPES).
-# SKIP_TTI=1, SKIP_ISO=1, TTI_SHAPES.
+# SKIP_TTI=1, SKIP_ISO=1, TTI_SHAPES, PROFILE_TTI=1 (ncu on the TTI kernel; PROFILE_TTI_SPEC).
 # Families marked unverified are in the gpu tests and the tables but not in
 # `auto` until the registry's mark is removed.
 set -uo pipefail
@@ -74,5 +74,13 @@ if [ "${PROFILE:-0}" = 1 ] && command -v ncu > /dev/null; then
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
     build/bench/minimod_bench --backend cuda --kernels "${PROFILE_SPEC:-semi_tma_mixed:64x32x32}" --shapes 512 --steps 3 > "$out/ncu.log" 2>&1
   grep -E "^  [a-z_]+.*\(|Throughput|Duration|Busy|Achieved Occupancy|Stall|Warp Cycles|Registers|Bandwidth" "$out/ncu.log" | head -80
+fi
+if [ "${PROFILE_TTI:-0}" = 1 ] && command -v ncu > /dev/null; then
+  echo "== ncu, TTI (512^3)"
+  ncu --kernel-name regex:"swic_tti" --launch-skip 2 --launch-count 1 \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
+    build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "${PROFILE_TTI_SPEC:-swic_split:32x4x64}" \
+    --shapes 512 --steps 3 > "$out/ncu-tti.log" 2>&1
+  grep -E "Throughput|Duration|Achieved Occupancy|Stall|Warp Cycles|Registers|Block Limit" "$out/ncu-tti.log" | head -40
 fi
 echo "total: $(( $(date +%s) - start )) s"
