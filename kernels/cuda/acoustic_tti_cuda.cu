@@ -257,14 +257,28 @@ class CudaAcousticTti final : public Propagator {
     throw std::invalid_argument("no field named '" + name + "' in the acoustic_tti propagator");
   }
 
-  /// Refuse before allocating anything if the fields do not fit in the free GPU memory.
-  static void check_fits(std::int64_t need) {
+  /// Whether `arrays` arrays of the grid's layout fit in the free GPU memory (with a margin for the
+  /// context, streams and workspaces).
+ public:
+  static bool fits(const AcousticTtiProblem& problem, int arrays) {
+    const std::int64_t need =
+        arrays * physics::FieldLayout::make(problem.grid.box(), physics::kRadius).elements() * 4;
+    return need + kMargin <= free_bytes();
+  }
+
+ private:
+  static constexpr std::int64_t kMargin = 256ll << 20;
+  static std::int64_t free_bytes() {
     size_t free = 0, total = 0;
     MM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    const std::int64_t margin = 256ll << 20;  // context, streams, workspaces
-    if (need + margin > static_cast<std::int64_t>(free))
+    return static_cast<std::int64_t>(free);
+  }
+  /// Refuse before allocating anything if the fields do not fit in the free GPU memory.
+  static void check_fits(std::int64_t need) {
+    const std::int64_t free = free_bytes();
+    if (need + kMargin > free)
       throw ConfigError("config error: grid.shape: this acoustic_tti run needs " + gib(need) +
-                        " on the GPU, " + gib(static_cast<std::int64_t>(free)) +
+                        " on the GPU, " + gib(free) +
                         " free: use a smaller grid or more ranks (mpirun -np N)");
   }
 
@@ -388,10 +402,13 @@ class CudaAcousticTti final : public Propagator {
 
 std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& problem, const std::string& kernel) {
   if (kernel == "auto") {
-    // The centre weights when some candidate reads them (auto times the verified families).
+    // The centre weights when some candidate reads them (auto times the verified families) and
+    // they fit: without them those families' launches refuse and auto skips them, so a grid
+    // that fits the 12 arrays of the others still runs.
     bool weights = false;
     for (const auto& f : families())
       weights |= implements(f, PropagatorKind::acoustic_tti) && !f.unverified && f.tti_reads_centre_weights;
+    weights = weights && CudaAcousticTti::fits(problem, kArrays + 2);
     const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_tti);
     auto prop = std::make_unique<CudaAcousticTti>(problem, start, start.tti_tunables.front(), weights);
     tune_in_place(*prop, PropagatorKind::acoustic_tti, problem.grid.shape,
