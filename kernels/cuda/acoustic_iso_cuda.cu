@@ -402,21 +402,7 @@ class CudaAcousticIso final : public Propagator {
   /// Adds the source nodes inside `part` to u_next.
   void inject(const std::vector<NodeWeight>& source, const Box3& part, float amplitude,
               cudaStream_t s) const {
-    const auto un = view(u_prev_);
-    SourceNodes sn;
-    auto flush = [&] {
-      if (sn.count == 0) return;
-      inject_nodes<<<1, kMaxSourceNodes, 0, s>>>(un.origin, sn, amplitude);
-      MM_CUDA_CHECK_LAUNCH("inject");
-      sn.count = 0;
-    };
-    for (const auto& nw : source) {
-      if (!part.contains(nw.node.i, nw.node.j, nw.node.k)) continue;
-      sn.offset[sn.count] = un.offset(nw.node.i, nw.node.j, nw.node.k);
-      sn.weight[sn.count] = nw.weight;
-      if (++sn.count == kMaxSourceNodes) flush();
-    }
-    flush();
+    inject_sources(view(u_prev_), source, part, amplitude, s);
   }
 
   /// A distributed step: the shell (with its sources) on the PML stream, packed and sent on the

@@ -53,7 +53,8 @@ class CudaAcousticTti final : public Propagator {
         layout_(physics::FieldLayout::make(problem.grid.box(), physics::kRadius)),
         family_(&family),
         tile_(tile),
-        arrays_(kArrays + (centre_weights ? 2 : 0)) {
+        arrays_(kArrays + (centre_weights ? 2 : 0)),
+        split_(split_shell(problem.grid.shape, problem.halo)) {
     const std::int64_t n = layout_.elements();
     check_fits(arrays_ * n * 4);
     static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
@@ -102,6 +103,14 @@ class CudaAcousticTti final : public Propagator {
     MM_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
+  /// Whether `arrays` arrays of the grid's layout fit in the free GPU memory (with a margin for the
+  /// context, streams and workspaces).
+  static bool fits(const AcousticTtiProblem& problem, int arrays) {
+    const std::int64_t need =
+        arrays * physics::FieldLayout::make(problem.grid.box(), physics::kRadius).elements() * 4;
+    return need + kMargin <= free_bytes();
+  }
+
   std::string backend() const override { return "cuda"; }
   std::string kernel() const override { return family_->name + " " + tile_string(tile_); }
   std::int64_t allocated_bytes() const override { return arrays_ * layout_.elements() * 4; }
@@ -120,7 +129,7 @@ class CudaAcousticTti final : public Propagator {
       // outside g.inner (kernels/tti_point.hpp).
       family_->launch_tti(g, p_.grid.box(), tile_, s);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-      inject(g, source, p_.grid.box(), amplitude, s);
+      inject_sources(g.p_next, source, p_.grid.box(), amplitude, s);
     }
     apply_free_surfaces(view(p0_));
     apply_free_surfaces(view(q0_));
@@ -257,16 +266,6 @@ class CudaAcousticTti final : public Propagator {
     throw std::invalid_argument("no field named '" + name + "' in the acoustic_tti propagator");
   }
 
-  /// Whether `arrays` arrays of the grid's layout fit in the free GPU memory (with a margin for the
-  /// context, streams and workspaces).
- public:
-  static bool fits(const AcousticTtiProblem& problem, int arrays) {
-    const std::int64_t need =
-        arrays * physics::FieldLayout::make(problem.grid.box(), physics::kRadius).elements() * 4;
-    return need + kMargin <= free_bytes();
-  }
-
- private:
   static constexpr std::int64_t kMargin = 256ll << 20;
   static std::int64_t free_bytes() {
     size_t free = 0, total = 0;
@@ -286,25 +285,6 @@ class CudaAcousticTti final : public Propagator {
     cuda::upload_dense(view(dst), p_.grid.shape, src, stream_.get());
   }
 
-  /// Adds the source nodes inside `part` to p_next on `stream`.
-  void inject(const TtiStepArgs& g, const std::vector<NodeWeight>& source, const Box3& part, float amplitude,
-              cudaStream_t stream) const {
-    SourceNodes sn;
-    auto flush = [&] {
-      if (sn.count == 0) return;
-      inject_nodes<<<1, kMaxSourceNodes, 0, stream>>>(g.p_next.origin, sn, amplitude);
-      MM_CUDA_CHECK_LAUNCH("inject");
-      sn.count = 0;
-    };
-    for (const auto& nw : source) {
-      if (!part.contains(nw.node.i, nw.node.j, nw.node.k)) continue;
-      sn.offset[sn.count] = g.p_next.offset(nw.node.i, nw.node.j, nw.node.k);
-      sn.weight[sn.count] = nw.weight;
-      if (++sn.count == kMaxSourceNodes) flush();
-    }
-    flush();
-  }
-
   /// A distributed step, the exchange hidden behind the interior: the shell (own points within the
   /// halo width of an exchanged face, kernels/halo.hpp split_shell) with its sources on the
   /// high-priority halo stream, the interior with its sources on the compute stream, queued before
@@ -314,18 +294,17 @@ class CudaAcousticTti final : public Propagator {
   /// a one-rank step.
   void overlapped_step(const TtiStepArgs& g, const std::vector<NodeWeight>& source, float amplitude) {
     const cudaStream_t s = stream_.get(), sh = halo_stream_.get();
-    const ShellSplit split = split_shell(p_.grid.shape, p_.halo);
     MM_CUDA_CHECK(cudaEventRecord(step_start_.get(), s));  // the last step (free surfaces) is done
     MM_CUDA_CHECK(cudaStreamWaitEvent(sh, step_start_.get(), 0));
-    for (const auto& b : split.shell) {
+    for (const auto& b : split_.shell) {
       family_->launch_tti(g, b, tile_, sh);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-      inject(g, source, b, amplitude, sh);
+      inject_sources(g.p_next, source, b, amplitude, sh);
     }
-    if (!split.interior.empty()) {
-      family_->launch_tti(g, split.interior, tile_, s);
+    if (!split_.interior.empty()) {
+      family_->launch_tti(g, split_.interior, tile_, s);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-      inject(g, source, split.interior, amplitude, s);
+      inject_sources(g.p_next, source, split_.interior, amplitude, s);
     }
     exchange_halos(sh);
     MM_CUDA_CHECK(cudaEventRecord(halos_done_.get(), sh));
@@ -383,6 +362,7 @@ class CudaAcousticTti final : public Propagator {
   const KernelFamily* family_;
   Tile tile_;
   int arrays_;  // device arrays of the grid's size: kArrays, + 2 with the centre weights
+  ShellSplit split_;  // the shell and interior of a distributed step (fixed by the halo faces)
   Stream stream_, halo_stream_ = Stream::high_priority();
   Event step_start_, halos_done_;  // ordering between the compute and the halo stream
   DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, kappa_perp_, kappa_axis_,

@@ -38,6 +38,26 @@ __global__ void inject_nodes(float* field, SourceNodes s, float amplitude) {
   if (n < s.count) field[s.offset[n]] += s.weight[n] * amplitude;
 }
 
+/// Adds amplitude x weight at the source nodes of `source` that lie inside `part` to `field`, on
+/// `stream` (kMaxSourceNodes per launch).
+inline void inject_sources(const View3<float>& field, const std::vector<NodeWeight>& source, const Box3& part,
+                           float amplitude, cudaStream_t stream) {
+  SourceNodes sn;
+  const auto flush = [&] {
+    if (sn.count == 0) return;
+    inject_nodes<<<1, kMaxSourceNodes, 0, stream>>>(field.origin, sn, amplitude);
+    MM_CUDA_CHECK_LAUNCH("inject");
+    sn.count = 0;
+  };
+  for (const auto& nw : source) {
+    if (!part.contains(nw.node.i, nw.node.j, nw.node.k)) continue;
+    sn.offset[sn.count] = field.offset(nw.node.i, nw.node.j, nw.node.k);
+    sn.weight[sn.count] = nw.weight;
+    if (++sn.count == kMaxSourceNodes) flush();
+  }
+  flush();
+}
+
 /// One thread per receiver: sum of its nodes' weighted values (CSR: first[r] .. first[r + 1]).
 __global__ void sample(const float* field, const std::int64_t* offset, const float* weight,
                        const int* first, int receivers, float* out) {

@@ -447,9 +447,7 @@ const bool kRegistered = register_family(family<LayerMode::none>()) && register_
 }  // namespace
 
 void emulate_semi_tma(const IsoStepArgs& a, const Tile& t, bool by_block) {
-  const LayerMode m = a.layer.aux.origin == nullptr ? LayerMode::none
-                      : by_block                   ? LayerMode::by_block
-                                                   : LayerMode::fused;
+  const LayerMode m = by_block ? mode_of<LayerMode::by_block>(a) : mode_of<LayerMode::fused>(a);
   const Variant& v = find(t, m);
   if (!a.region.empty()) v.emulate[static_cast<int>(m)](a, t.z);
 }
