@@ -55,10 +55,7 @@ struct PmlTiles {
   int blocks;
 };
 
-/// kMinBlocks: blocks of 256 per SM the registers are capped for (4: 58 registers, no spill; 5: 48
-/// registers, 28 B spilled; MINIMOD_PML_MIN_BLOCKS=5 selects it for benchmarks).
-template <int kMinBlocks>
-__global__ void __launch_bounds__(kThreads, kMinBlocks) pml_stream(PmlStepArgs a, PmlTiles tiles) {
+__global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles tiles) {
   __shared__ float s[kSmemFloats];
   int b = 0;
   for (int c = 1; c < tiles.count; ++c)
@@ -680,8 +677,7 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   PmlTiles tiles{};
   const auto flush = [&] {
     if (tiles.count == 0) return;
-    static const bool five = env_int("MINIMOD_PML_MIN_BLOCKS", 4) == 5;
-    (five ? pml_stream<5> : pml_stream<4>)<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+    pml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
     MM_CUDA_CHECK_LAUNCH("pml");
     tiles = PmlTiles{};
   };
