@@ -79,7 +79,7 @@ class CudaAcousticIso final : public Propagator {
     return family_->name + " " + tile_string(tile_);
   }
   std::int64_t allocated_bytes() const override {
-    std::int64_t b = u_.bytes() + u_prev_.bytes() + v2dt2_.bytes() + aux_.bytes();
+    std::int64_t b = u_.bytes() + u_prev_.bytes() + v2dt2_.bytes() + aux_.bytes() + pair1_.bytes() + pair2_.bytes();
     for (int a = 0; a < 3; ++a)
       b += eta_[a].bytes() + psi_[a].bytes() + zeta_[a].bytes() + cpml_a_[a].bytes() + cpml_b_[a].bytes();
     return b + receivers_.bytes();
@@ -90,6 +90,8 @@ class CudaAcousticIso final : public Propagator {
   }
 
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
+    if (pair_pending_) return finish_pair(source, amplitude);
+    if (pairs_possible()) return start_pair(source, amplitude);
     const cudaStream_t s0 = inner_stream_.get(), s1 = pml_stream_.get();
     MM_CUDA_CHECK(cudaStreamWaitEvent(s1, step_done_.get(), 0));
     wait_for_snapshot_reads();
@@ -119,6 +121,65 @@ class CudaAcousticIso final : public Propagator {
 
   void set_halo_transport(HaloTransport* transport) override { transport_ = transport; }
 
+  // --- Two steps per launch (KernelFamily::launch_pair) ---
+  //
+  // Four wavefields: u_prev_ = u^{n-1}, u_ = u^n, and two spares pair1_, pair2_. The first call
+  // of a pair updates the PML slabs into pair1_ (u^{n+1}, reading u_prev_ instead of overwriting
+  // it), then the family computes u^{n+1} (into pair1_) and u^{n+2} (into pair2_) on the inner
+  // box, the source goes into u^{n+1} and its share of u^{n+2} is added (the second step ran
+  // before it was injected); the fields rotate so that u_ = u^{n+1}, u_prev_ = u^n, and u^{n+2}
+  // waits in pair2_. The second call updates the slabs of u^{n+2} and injects its source. Between
+  // the two the state is a complete step (receivers, snapshots, health, the final wavefield read
+  // u_ and u_prev_); writing any field drops the waiting half, and the next call starts a pair.
+  bool pairs_possible() const {
+    return family_->launch_pair != nullptr && !cpml() && std::none_of(p_.free_surface.begin(), p_.free_surface.end(), [](bool f) { return f; }) &&
+           (transport_ == nullptr || !p_.halo.any()) && !fuse_layer(*family_);
+  }
+
+  void start_pair(const std::vector<NodeWeight>& source, float amplitude) {
+    const cudaStream_t s0 = inner_stream_.get();
+    if (!pair1_.data()) {
+      const std::int64_t n = layout_.elements();
+      check_fits(2 * n * 4);
+      pair1_ = DeviceBuffer<float>(n, "u (two-step spare)");
+      pair2_ = DeviceBuffer<float>(n, "u (two-step spare)");
+      for (auto* b : {&pair1_, &pair2_})  // the halo stays zero: the kernel reads it as u^{n+1}
+        MM_CUDA_CHECK(cudaMemsetAsync(b->data(), 0, static_cast<size_t>(b->bytes()), s0));
+    }
+    MM_CUDA_CHECK(cudaStreamWaitEvent(s0, step_done_.get(), 0));
+    wait_for_snapshot_reads();
+    PmlStepArgs pa = pml_args();
+    pa.u_prev = view(u_prev_);
+    pa.u_next = view(pair1_);
+    launch_pml(pa, pml_boxes(p_.grid.box()), s0);
+    const IsoPairArgs args{inner_box(), view(u_prev_), view(u_), view(pair1_), view(pair2_), view(v2dt2_),
+                           p_.laplacian};
+    family_->launch_pair(args, tile_, s0);
+    MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+    inject_sources(view(pair1_), source, p_.grid.box(), amplitude, s0);
+    add_sources_to_second_step(view(pair2_), view(v2dt2_), args.box, source, amplitude, p_.laplacian, s0);
+    u_prev_.swap(u_);   // u_prev_ = u^n
+    u_.swap(pair1_);    // u_ = u^{n+1}, pair1_ = the old u^{n-1} (free)
+    pair_pending_ = true;
+    receivers_.record(view(u_).origin, s0);
+    MM_CUDA_CHECK(cudaEventRecord(step_done_.get(), s0));
+  }
+
+  void finish_pair(const std::vector<NodeWeight>& source, float amplitude) {
+    const cudaStream_t s0 = inner_stream_.get();
+    wait_for_snapshot_reads();
+    PmlStepArgs pa = pml_args();
+    pa.u_prev = view(u_prev_);
+    pa.u_next = view(pair2_);
+    launch_pml(pa, pml_boxes(p_.grid.box()), s0);
+    inject_sources(view(pair2_), source, p_.grid.box(), amplitude, s0);
+    u_prev_.swap(u_);  // u_prev_ = u^{n+1}
+    u_.swap(pair2_);   // u_ = u^{n+2}, pair2_ = the old u^n (free)
+    pair_pending_ = false;
+    receivers_.record(view(u_).origin, s0);
+    MM_CUDA_CHECK(cudaEventRecord(step_done_.get(), s0));
+  }
+
   StepSplit step_split() const override {
     for (auto& t : split_ring_) resolve(t);
     return split_times_;
@@ -143,6 +204,7 @@ class CudaAcousticIso final : public Propagator {
   }
 
   void write_state(const float* u_prev, const float* u) override {
+    pair_pending_ = false;
     MM_CUDA_CHECK(cudaStreamSynchronize(copy_stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
     upload_dense(u_prev_, u_prev);
@@ -153,6 +215,7 @@ class CudaAcousticIso final : public Propagator {
 
   void write_field(const std::string& name, const Box3& box, const float* data) override {
     if (box.empty()) return;
+    pair_pending_ = false;
     const cudaStream_t s0 = inner_stream_.get();
     MM_CUDA_CHECK(cudaStreamSynchronize(copy_stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(s0));
@@ -261,6 +324,7 @@ class CudaAcousticIso final : public Propagator {
   /// Back to rest, exactly as constructed: u, u_prev and the PML memory fields all zero (halo
   /// included), no receiver samples pending.
   void reset_state() {
+    pair_pending_ = false;
     MM_CUDA_CHECK(cudaStreamSynchronize(copy_stream_.get()));
     pending_reads_.clear();
     MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
@@ -346,25 +410,30 @@ class CudaAcousticIso final : public Propagator {
       MM_CUDA_CHECK_LAUNCH(family.name.c_str());
       return;
     }
-    std::vector<Box3> pml_boxes;
     for (const auto& r : regions_) {
       const Box3 b = physics::intersect(r.box, part);
-      if (b.empty()) continue;
-      if (!r.is_pml) {
-        family.launch(IsoStepArgs{b, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family),
-                      inner_stream);
-        MM_CUDA_CHECK_LAUNCH(family.name.c_str());
-      } else {
-        pml_boxes.push_back(b);
-      }
+      if (b.empty() || r.is_pml) continue;
+      family.launch(IsoStepArgs{b, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family), inner_stream);
+      MM_CUDA_CHECK_LAUNCH(family.name.c_str());
     }
-    if (pml_boxes.empty()) return;
+    const std::vector<Box3> boxes = pml_boxes(part);
+    if (boxes.empty()) return;
     // (Minimod's slabs by semi_tma_fused, one launch each, were 20-45% slower end to end on an
     // H100: a slab 27 points thin gives 64-128 blocks per launch; bench/results/2026-11-23-*.)
     if (cpml())
-      launch_cpml(pa, pml_boxes, pml_stream);  // one launch (streamed)
+      launch_cpml(pa, boxes, pml_stream);  // one launch (streamed)
     else
-      launch_pml(pa, pml_boxes, pml_stream);
+      launch_pml(pa, boxes, pml_stream);
+  }
+
+  /// The PML slabs' shares of `part`.
+  std::vector<Box3> pml_boxes(const Box3& part) const {
+    std::vector<Box3> out;
+    for (const auto& r : regions_) {
+      const Box3 b = physics::intersect(r.box, part);
+      if (r.is_pml && !b.empty()) out.push_back(b);
+    }
+    return out;
   }
 
   /// The step's arguments on `box` with Minimod's layer (for a family that fuses it).
@@ -547,6 +616,8 @@ class CudaAcousticIso final : public Propagator {
   SnapshotSlot slots_[kSnapshotSlots];
   Event pml_done_, step_done_, psi_done_;
   DeviceBuffer<float> u_, u_prev_, v2dt2_, aux_;
+  DeviceBuffer<float> pair1_, pair2_;  // two-step families: u^{n+1}, u^{n+2} (allocated on first use)
+  bool pair_pending_ = false;          // u^{n+2} in pair2_ waits for its slabs and source
   DeviceBuffer<float> eta_[3];                        // Minimod PML
   DeviceBuffer<float> psi_[3], zeta_[3], cpml_a_[3], cpml_b_[3];  // CPML
   DeviceBuffer<unsigned> scratch_;

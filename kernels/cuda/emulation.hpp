@@ -13,6 +13,9 @@ namespace minimod::kernels::cuda {
 /// the blocks that meet the layer (semi_tma_mixed).
 void emulate_semi_tma(const IsoStepArgs& a, const Tile& t, bool by_block = false);
 
+/// One temporal launch (two steps of a.box, tile t), emulated: the views point to host memory.
+void emulate_temporal(const IsoPairArgs& a, const Tile& t);
+
 /// One swic_split update of `region` (tile t), emulated: the views point to host memory, the
 /// centre weights kappa_perp, kappa_axis included.
 void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t);

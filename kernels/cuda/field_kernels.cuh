@@ -58,6 +58,58 @@ inline void inject_sources(const View3<float>& field, const std::vector<NodeWeig
   flush();
 }
 
+struct SourcePoints {
+  int count = 0;
+  Index3 node[kMaxSourceNodes];
+  float weight[kMaxSourceNodes];
+};
+
+/// A source injected into u^{n+1} after a two-step launch (KernelFamily::launch_pair) computed
+/// u^{n+2} on `box` without it: adds its share of u^{n+2}, amplitude x weight x d u^{n+2} / d u^{n+1}
+/// (the leapfrog of a unit impulse), on the box's points of its 25-point star. Nodes one after
+/// another, one thread per star point: no two threads add to one point at once.
+__global__ void add_source_to_second_step(View3<float> u2, View3<const float> v2dt2, Box3 box,
+                                          SourcePoints s, float amplitude, physics::LaplacianCoeffs c) {
+  const int t = static_cast<int>(threadIdx.x);  // 0: centre; 1 + 8 (axis) + (0..7): the arms
+  for (int n = 0; n < s.count; ++n) {
+    const Index3 p = s.node[n];
+    Index3 q = p;
+    if (t > 0 && t <= 24) {
+      const int axis = (t - 1) / 8, m = (t - 1) % 8;
+      q[axis] += m < 4 ? -(m + 1) : (m - 3);
+    }
+    if (t <= 24 && box.contains(q.i, q.j, q.k)) {
+      const auto delta = [&](int di, int dj, int dk) {
+        return (q.i + di == p.i && q.j + dj == p.j && q.k + dk == p.k) ? 1.0f : 0.0f;
+      };
+      const float d = physics::leapfrog(0.0f, delta(0, 0, 0), v2dt2(q.i, q.j, q.k), physics::laplacian8(delta, c));
+      u2(q.i, q.j, q.k) += s.weight[n] * amplitude * d;
+    }
+    __syncthreads();
+  }
+}
+
+/// add_source_to_second_step for the nodes of `source` (all of them: a node outside `box` still
+/// reaches into it).
+inline void add_sources_to_second_step(const View3<float>& u2, const View3<const float>& v2dt2,
+                                       const Box3& box, const std::vector<NodeWeight>& source,
+                                       float amplitude, const physics::LaplacianCoeffs& c,
+                                       cudaStream_t stream) {
+  SourcePoints sp;
+  const auto flush = [&] {
+    if (sp.count == 0) return;
+    add_source_to_second_step<<<1, 32, 0, stream>>>(u2, v2dt2, box, sp, amplitude, c);
+    MM_CUDA_CHECK_LAUNCH("source, second step");
+    sp.count = 0;
+  };
+  for (const auto& nw : source) {
+    sp.node[sp.count] = nw.node;
+    sp.weight[sp.count] = nw.weight;
+    if (++sp.count == kMaxSourceNodes) flush();
+  }
+  flush();
+}
+
 /// One thread per receiver: sum of its nodes' weighted values (CSR: first[r] .. first[r + 1]).
 __global__ void sample(const float* field, const std::int64_t* offset, const float* weight,
                        const int* first, int receivers, float* out) {

@@ -88,6 +88,7 @@ __global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles t
   const std::int64_t o = a.u.offset(i_begin, j, k);  // all fields share one layout (launch_pml)
   const float* pu = a.u.origin + o;
   float* pn = a.u_next.origin + o;
+  const float* pp = a.u_prev.origin ? a.u_prev.origin + o : pn;  // u_prev (pn itself when in place)
   const float* pv = a.v2dt2.origin + o;
   float* pa = a.aux.origin + o;
 
@@ -110,7 +111,7 @@ __global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles t
   float nq = has_u ? __ldg(pu + R * sx) : 0.0f;
   float nklo = klo ? __ldg(pu - R) : 0.0f, nkhi = khi ? __ldg(pu + R) : 0.0f;
   float njlo = jlo ? __ldg(pu - sy4) : 0.0f, njhi = jhi ? __ldg(pu + sy4) : 0.0f;
-  float nup = writes ? *pn : 0.0f, nvv = writes ? __ldg(pv) : 0.0f, nax = writes ? *pa : 0.0f;
+  float nup = writes ? *pp : 0.0f, nvv = writes ? __ldg(pv) : 0.0f, nax = writes ? *pa : 0.0f;
 
   for (int i = i_begin; i < i_end; ++i) {
 #pragma unroll
@@ -124,7 +125,7 @@ __global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles t
       nkhi = khi ? __ldg(p1 + R) : 0.0f;
       njlo = jlo ? __ldg(p1 - sy4) : 0.0f;
       njhi = jhi ? __ldg(p1 + sy4) : 0.0f;
-      nup = writes ? pn[sx] : 0.0f;
+      nup = writes ? pp[sx] : 0.0f;
       nvv = writes ? __ldg(pv + sx) : 0.0f;
       nax = writes ? pa[sx] : 0.0f;
     }
@@ -150,6 +151,7 @@ __global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles t
     }
     pu += sx;
     pn += sx;
+    pp += sx;
     pv += sx;
     pa += sx;
   }
@@ -194,7 +196,8 @@ __global__ void __launch_bounds__(kBx* kBy* kBz) pml_iso(PmlStepArgs a) {
   float* aux = a.aux.ptr(i, j, k);
   const float aux_old = *aux;
   float* out = a.u_next.ptr(i, j, k);
-  *out = pml::pml_u_next(*out, at(0, 0, 0), __ldg(a.v2dt2.ptr(i, j, k)), lap, aux_old, eta);
+  const float u_prev = a.u_prev.origin ? *a.u_prev.ptr(i, j, k) : *out;
+  *out = pml::pml_u_next(u_prev, at(0, 0, 0), __ldg(a.v2dt2.ptr(i, j, k)), lap, aux_old, eta);
   const float grad = pml::pml_gradient_term(ex[i + 1], ex[i - 1], at(1, 0, 0), at(-1, 0, 0), a.inv_4h2[0]) +
                      pml::pml_gradient_term(ey[j + 1], ey[j - 1], at(0, 1, 0), at(0, -1, 0), a.inv_4h2[1]) +
                      pml::pml_gradient_term(ez[k + 1], ez[k - 1], at(0, 0, 1), at(0, 0, -1), a.inv_4h2[2]);
@@ -669,8 +672,9 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
     return;
   }
   const auto same = [&a](std::int64_t sx, std::int64_t sy) { return sx == a.u.sx && sy == a.u.sy; };
-  if (!same(a.u_next.sx, a.u_next.sy) || !same(a.v2dt2.sx, a.v2dt2.sy) || !same(a.aux.sx, a.aux.sy))
-    throw Error("pml: u, u_next, v2dt2 and pml_aux must share one layout");
+  if (!same(a.u_next.sx, a.u_next.sy) || !same(a.v2dt2.sx, a.v2dt2.sy) || !same(a.aux.sx, a.aux.sy) ||
+      (a.u_prev.origin && !same(a.u_prev.sx, a.u_prev.sy)))
+    throw Error("pml: u, u_prev, u_next, v2dt2 and pml_aux must share one layout");
   // Measured on an H100 at 1000^3 (bench/results/2026-11-22-h100-pml-speed.md): chunks of 32,
   // 64 or 128 planes within 0.5%; aligned k tiles and one launch per step each within 1%.
   constexpr int chunk = 64;

@@ -17,6 +17,9 @@ struct PmlStepArgs {
   physics::View3<float> u_next;  // holds u_prev on entry
   physics::View3<const float> v2dt2;
   // PmlKind::minimod
+  /// u_prev read from here instead of u_next when set (origin != nullptr; the same layout): the
+  /// steps of a two-step family write u^{n+1} next to u^{n-1}, not over it.
+  physics::View3<const float> u_prev;
   physics::View3<float> aux;     // PML auxiliary field, updated in place
   physics::LaplacianCoeffs laplacian;
   const float* eta_x;  // eta_x[i + 1], i = -1 .. nx (1D profiles: eta = eta_x + eta_y + eta_z)

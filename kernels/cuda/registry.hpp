@@ -43,6 +43,19 @@ struct IsoStepArgs {
   MinimodLayer layer;            // only for families that fuse it
 };
 
+/// Two time steps of the inner box in one sweep (families with KernelFamily::launch_pair, temporal
+/// blocking): from u_prev = u^{n-1} and u = u^n, u^{n+1} on the box into u1 and u^{n+2} on the box
+/// into u2. u1 must already hold u^{n+1} on the points within 4 of the box that are outside it (the
+/// PML's update, or zeros of the halo); the kernel reads them, and writes only inside the box. All
+/// five views share one layout and are distinct arrays.
+struct IsoPairArgs {
+  physics::Box3 box;
+  physics::View3<const float> u_prev, u;
+  physics::View3<float> u1, u2;
+  physics::View3<const float> v2dt2;
+  physics::LaplacianCoeffs laplacian;
+};
+
 /// The staging families index u, u_next and v2dt2 with one offset; the propagator allocates them
 /// with one layout, and this checks it once per launch.
 inline bool shares_layout(const IsoStepArgs& a) {
@@ -75,6 +88,9 @@ struct KernelFamily {
   /// Its acoustic_iso launch takes IsoStepArgs::layer: the propagator then gives it the whole grid
   /// in one launch instead of the inner box plus the PML kernel's six slabs (Minimod's PML only).
   bool fuses_minimod_layer = false;
+  /// Two steps per launch (IsoPairArgs): the propagator then advances in pairs where it can (one
+  /// subdomain, Minimod's PML, no free surface) and takes single steps with `launch` otherwise.
+  void (*launch_pair)(const IsoPairArgs&, const Tile&, cudaStream_t) = nullptr;
   /// Not yet checked against the CPU reference on a GPU (DESIGN.md §7): `kernel: auto` skips it,
   /// `--list-kernels` says so, and naming it in execution.kernel logs a warning. The gpu tests
   /// still run it, which is how it stops being unverified.

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "kernels/backends.hpp"
+#include "kernels/cuda/autotune.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "physics/cfl.hpp"
@@ -134,6 +135,66 @@ TEST_P(CudaFamily, TracesMatchCpuOverManySteps) {
   ASSERT_EQ(a.size(), 300u * 3);
   ASSERT_EQ(b.size(), a.size());
   EXPECT_TRUE(expect_fields_close(a, b, {1, 300, 3}, 1e-4));  // 300 steps of fp32 round-off
+}
+
+// Families that advance two steps per launch (KernelFamily::launch_pair): the propagator's pairs
+// against single CPU steps, with sources where the second step of a pair needs its correction
+// (inside the inner box, on its edges, in the PML, within 4 of the box from outside), an odd step
+// count (the state between the halves of a pair is read), the state rewritten between pairs, and
+// receivers.
+TEST(CudaTwoStepFamilies, PairsEqualSingleCpuStepsWithSourcesEverywhere) {
+  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  int tested = 0;
+  for (const auto& f : kernels::cuda::families()) {
+    if (f.launch_pair == nullptr) continue;
+    for (const auto& t : f.tunables) {
+      const std::string kernel = f.name + ":" + kernels::cuda::tile_string(t);
+      SCOPED_TRACE(kernel);
+      const Index3 n{34, 29, 41};  // PML 5/7 (x), 6/3 (y), 4/8 (z): inner box i 5..26, j 6..25, k 4..32
+      const auto problem = random_problem(4321u, n, false, pml::PmlKind::minimod);
+      auto cpu = kernels::make_acoustic_iso(problem, "cpu", "reference");
+      auto gpu = kernels::make_acoustic_iso(problem, "cuda", kernel);
+      const std::vector<kernels::NodeWeight> source = {
+          {{15, 14, 20}, 0.6f, 0}, {{5, 14, 20}, 0.2f, 0},  {{26, 10, 18}, 0.3f, 0},
+          {{2, 9, 9}, 0.4f, 0},    {{28, 25, 3}, 0.5f, 0},  {{16, 27, 33}, 0.7f, 0},
+          {{12, 4, 12}, 0.25f, 0}, {{20, 20, 36}, 0.35f, 0}, {{10, 12, 1}, 0.45f, 0}};
+      const std::vector<kernels::NodeWeight> rec = {{{15, 14, 20}, 1.0f, 0}, {{3, 3, 3}, 1.0f, 1},
+                                                    {{26, 25, 32}, 1.0f, 2}};
+      cpu->set_receivers(rec, 3);
+      gpu->set_receivers(rec, 3);
+      const auto compare = [&](const char* when) {
+        SCOPED_TRACE(when);
+        for (const std::string field : {"u", "u_prev", "pml_aux"})
+          EXPECT_TRUE(expect_fields_close(read_all(*cpu, field, problem.grid.box()),
+                                          read_all(*gpu, field, problem.grid.box()), n, 1e-5))
+              << field;
+      };
+      int step = 0;
+      const auto run = [&](int steps) {
+        for (int s = 0; s < steps; ++s, ++step) {
+          const float amp = static_cast<float>(physics::ricker(step * 2e-3, 25, 0.03));
+          cpu->step(source, amp);
+          gpu->step(source, amp);
+        }
+      };
+      run(7);  // three pairs and the first half of a fourth
+      compare("after 7 steps (a pair half done)");
+      run(6);
+      compare("after 13 steps");
+      const auto u_prev = random_field(99, problem.grid.points()), u = random_field(98, problem.grid.points());
+      cpu->write_state(u_prev.data(), u.data());  // drops the GPU's waiting half
+      gpu->write_state(u_prev.data(), u.data());
+      run(4);
+      compare("after the state was rewritten and 4 more steps");
+      std::vector<float> a, b;
+      cpu->take_traces(a);
+      gpu->take_traces(b);
+      ASSERT_EQ(b.size(), a.size());
+      EXPECT_TRUE(expect_fields_close(a, b, {1, 17, 3}, 1e-4));
+      ++tested;
+    }
+  }
+  EXPECT_GT(tested, 0) << "no two-step family registered";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllFamilies, CudaFamily, ::testing::ValuesIn(all_kernels()),
