@@ -312,6 +312,11 @@ class CudaAcousticIso final : public Propagator {
   void set_inner_kernel(const KernelFamily& family, const Tile& tile) {
     family_ = &family;
     tile_ = tile;
+    if (family.launch_pair == nullptr && !pair_pending_) {  // the two spare wavefields go
+      MM_CUDA_CHECK(cudaDeviceSynchronize());
+      pair1_ = DeviceBuffer<float>();
+      pair2_ = DeviceBuffer<float>();
+    }
   }
 
   /// u_prev and u = smooth non-zero fields (interior), for timing candidates on real-looking data.
