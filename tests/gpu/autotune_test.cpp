@@ -289,11 +289,14 @@ TEST(AutotuneCandidates, EveryVerifiedFamilyAndNoUnverifiedOneIsTimed) {
 // that standing and their resources: a registration that shifts a field (aggregate order) would
 // silently drop them from `auto`.
 TEST(AutotuneCandidates, FamiliesVerifiedOnAGpuStayCandidates) {
-  for (const char* name : {"gmem", "smem", "streaming", "semi", "semi_sync", "swic", "semi_tma", "semi_tma_fused"}) {
+  for (const char* name : {"gmem", "smem", "streaming", "semi", "semi_sync", "swic", "semi_tma", "semi_tma_fused",
+                           "semi_tma_mixed", "temporal"}) {
     const auto& f = cuda::find_family(name, cuda::PropagatorKind::acoustic_iso);
+    const std::string s = name;
     EXPECT_FALSE(f.unverified) << name;
     EXPECT_NE(f.attributes, nullptr) << name;
-    EXPECT_EQ(f.fuses_minimod_layer, std::string(name) == "semi_tma_fused") << name;
+    EXPECT_EQ(f.fuses_minimod_layer, s == "semi_tma_fused" || s == "semi_tma_mixed") << name;
+    EXPECT_EQ(f.launch_pair != nullptr, s == "temporal") << name;
   }
   for (const char* name : {"gmem", "smem", "semi", "semi_sync", "swic", "swic_split"}) {
     const auto& f = cuda::find_family(name, cuda::PropagatorKind::acoustic_tti);
