@@ -55,14 +55,6 @@ struct PmlTiles {
   int blocks;
 };
 
-/// One plane's loads of a pml_stream thread: the queue head u(i + R), the halo cells it stages,
-/// u_prev, v2dt2 and aux of its point.
-struct PlaneLoads {
-  float q, klo, khi, jlo, jhi, up, vv, ax;
-};
-
-/// D: planes loaded ahead (1: the next plane's loads are in flight during this plane's work).
-template <int D>
 __global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles tiles) {
   __shared__ float s[kSmemFloats];
   int b = 0;
@@ -116,34 +108,33 @@ __global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles t
   q[0] = 0.0f;
 #pragma unroll
   for (int m = 1; m <= 2 * R; ++m) q[m] = has_u ? __ldg(pu + (m - R - 1) * sx) : 0.0f;
-  // Plane i + d's loads (d planes after the current pointers); nothing past the chunk is read.
-  const auto fetch = [&](int d) {
-    const std::int64_t x = d * sx;
-    const float* p1 = pu + x;
-    return PlaneLoads{has_u ? __ldg(p1 + R * sx) : 0.0f, klo ? __ldg(p1 - R) : 0.0f,
-                      khi ? __ldg(p1 + R) : 0.0f,        jlo ? __ldg(p1 - sy4) : 0.0f,
-                      jhi ? __ldg(p1 + sy4) : 0.0f,      writes ? pp[x] : 0.0f,
-                      writes ? __ldg(pv + x) : 0.0f,     writes ? pa[x] : 0.0f};
-  };
-  PlaneLoads ahead[D];
-#pragma unroll
-  for (int d = 0; d < D; ++d) ahead[d] = i_begin + d < i_end ? fetch(d) : PlaneLoads{};
+  float nq = has_u ? __ldg(pu + R * sx) : 0.0f;
+  float nklo = klo ? __ldg(pu - R) : 0.0f, nkhi = khi ? __ldg(pu + R) : 0.0f;
+  float njlo = jlo ? __ldg(pu - sy4) : 0.0f, njhi = jhi ? __ldg(pu + sy4) : 0.0f;
+  float nup = writes ? *pp : 0.0f, nvv = writes ? __ldg(pv) : 0.0f, nax = writes ? *pa : 0.0f;
 
   for (int i = i_begin; i < i_end; ++i) {
 #pragma unroll
     for (int m = 0; m < 2 * R; ++m) q[m] = q[m + 1];
-    const PlaneLoads cur = ahead[0];
-    q[2 * R] = cur.q;
-    const float up = cur.up, vv = cur.vv, ax = cur.ax;
-#pragma unroll
-    for (int d = 0; d + 1 < D; ++d) ahead[d] = ahead[d + 1];
-    if (i + D < i_end) ahead[D - 1] = fetch(D);  // block-uniform condition
+    q[2 * R] = nq;
+    const float hklo = nklo, hkhi = nkhi, hjlo = njlo, hjhi = njhi, up = nup, vv = nvv, ax = nax;
+    if (i + 1 < i_end) {  // prefetch plane i+1 (block-uniform condition)
+      const float* p1 = pu + sx;
+      nq = has_u ? __ldg(p1 + R * sx) : 0.0f;
+      nklo = klo ? __ldg(p1 - R) : 0.0f;
+      nkhi = khi ? __ldg(p1 + R) : 0.0f;
+      njlo = jlo ? __ldg(p1 - sy4) : 0.0f;
+      njhi = jhi ? __ldg(p1 + sy4) : 0.0f;
+      nup = writes ? pp[sx] : 0.0f;
+      nvv = writes ? __ldg(pv + sx) : 0.0f;
+      nax = writes ? pa[sx] : 0.0f;
+    }
     __syncthreads();  // everyone is done reading the previous plane
     if (has_u) own[0] = q[R];
-    if (klo) own[-R] = cur.klo;
-    if (khi) own[R] = cur.khi;
-    if (jlo) own[-R * S] = cur.jlo;
-    if (jhi) own[R * S] = cur.jhi;
+    if (klo) own[-R] = hklo;
+    if (khi) own[R] = hkhi;
+    if (jlo) own[-R * S] = hjlo;
+    if (jhi) own[R * S] = hjhi;
     __syncthreads();
     if (writes) {
       const auto at = [&q, own, S](int di, int dj, int dk) {
@@ -687,16 +678,10 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   // Measured on an H100 at 1000^3 (bench/results/2026-11-22-h100-pml-speed.md): chunks of 32,
   // 64 or 128 planes within 0.5%; aligned k tiles and one launch per step each within 1%.
   constexpr int chunk = 64;
-  static const int prefetch = env_int("MINIMOD_PML_PREFETCH", 1);  // planes ahead (1 or 2), benchmarks
   PmlTiles tiles{};
   const auto flush = [&] {
     if (tiles.count == 0) return;
-    if (prefetch == 3)
-      pml_stream<3><<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
-    else if (prefetch == 2)
-      pml_stream<2><<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
-    else
-      pml_stream<1><<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+    pml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
     MM_CUDA_CHECK_LAUNCH("pml");
     tiles = PmlTiles{};
   };
