@@ -222,8 +222,11 @@ void launch_single(const IsoStepArgs& a, const Tile&, cudaStream_t s) {
 }
 
 cudaFuncAttributes attributes(const Tile& t) {
-  cudaFuncAttributes attr{};
-  MM_CUDA_CHECK(cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(find(t).kernel)));
+  cudaFuncAttributes attr{};  // zeros where no GPU driver answers (the registry's tables)
+  if (cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(find(t).kernel)) != cudaSuccess) {
+    cudaGetLastError();
+    attr = cudaFuncAttributes{};
+  }
   return attr;
 }
 
