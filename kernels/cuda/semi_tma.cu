@@ -35,7 +35,6 @@
 #include <cudaTypedefs.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -72,21 +71,7 @@ constexpr int shared_bytes() {
 /// The halo corner of a view: tensor coordinates are relative to it.
 struct MapOrigin {
   int i, j, k;
-  int evict_first = 0;  // 1: u_prev and v2dt2 copies (read once) are the first lines L2 evicts
 };
-
-/// u_next of an inner point: written once, read again only next step; with `evict_first` a
-/// streaming store (st.global.cs), so that L2 keeps the u planes the neighbouring tiles still read.
-MM_HOST_DEVICE MM_FORCE_INLINE void store_once(float* p, float v, bool evict_first) {
-#if defined(__CUDA_ARCH__)
-  if (evict_first) {
-    __stcs(p, v);
-    return;
-  }
-#endif
-  (void)evict_first;
-  *p = v;
-}
 
 /// How far the first tile starts below region.lo.k so that every box row (from k0 - R) starts on
 /// a 16-B boundary of the allocation (tiles are multiples of 4 points wide).
@@ -108,10 +93,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_plane(const Block& blk, int p, int fir
   blk.expect_bytes(bar + slot, L::kTileBytes + (own ? 2 * L::kOwnBytes : 0));
   blk.copy_3d(st, map_u, k0 - R - origin.k, j0 - R - origin.j, p - origin.i, bar + slot);
   if (own) {
-    const bool once = origin.evict_first != 0;
-    blk.copy_3d_hint(st + L::kUBytes, map_prev, k0 - origin.k, j0 - origin.j, p - R - origin.i, bar + slot, once);
-    blk.copy_3d_hint(st + L::kUBytes + L::kOwnBytes, map_v2dt2, k0 - origin.k, j0 - origin.j, p - R - origin.i,
-                     bar + slot, once);
+    blk.copy_3d(st + L::kUBytes, map_prev, k0 - origin.k, j0 - origin.j, p - R - origin.i, bar + slot);
+    blk.copy_3d(st + L::kUBytes + L::kOwnBytes, map_v2dt2, k0 - origin.k, j0 - origin.j, p - R - origin.i,
+                bar + slot);
   }
 }
 
@@ -215,7 +199,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
       if (completes && writes[r]) {  // output o = p-4 is complete
         const int e = (ty * RY + r) * TX + tx;
         if (inner_out && inner_jk[r]) {
-          store_once(out[r], physics::leapfrog(sprev[e], h[r][R - 1], sv[e], P[r][0]), origin.evict_first != 0);
+          *out[r] = physics::leapfrog(sprev[e], h[r][R - 1], sv[e], P[r][0]);
         } else {  // Minimod's damped update, eta rebuilt in the CPU's order (ex + ey) + ez
           const int o = p - R;
           const float* ex = lay.eta[0] + 1;
@@ -349,11 +333,7 @@ void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   constexpr auto kernel = &semi_tma_iso<TX, TY, RY, NS, kMode>;
   constexpr int bytes = shared_bytes<TX, TY, NS>();
   ensure_smem_limit<kernel>(bytes);
-  static const int evict_first = [] {  // benchmark switch (MINIMOD_TMA_EVICT_FIRST=1)
-    const char* v = std::getenv("MINIMOD_TMA_EVICT_FIRST");
-    return v && std::string(v) == "1" ? 1 : 0;
-  }();
-  const MapOrigin origin{a.u.box.lo.i, a.u.box.lo.j, a.u.box.lo.k, evict_first};
+  const MapOrigin origin{a.u.box.lo.i, a.u.box.lo.j, a.u.box.lo.k};
   const CUtensorMap mu = tensor_map(a.u, TX + 2 * R, TY + 2 * R);
   const CUtensorMap mp = tensor_map(a.u_next, TX, TY);
   const CUtensorMap mv = tensor_map(a.v2dt2, TX, TY);
