@@ -101,38 +101,40 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_block(const Block& blk, const IsoPairAr
     qa[m] = has_u && plane_ext(i) ? load(pu + (m - R - 1) * sx) : 0.0f;
   }
   const auto compute = [&](int i) { return col_in && plane_in(i); };
-  float nq = has_u && plane_ext(first + R) ? load(pu + R * sx) : 0.0f;
-  float nklo = klo && plane_ext(first) ? load(pu - R) : 0.0f;
-  float nkhi = khi && plane_ext(first) ? load(pu + R) : 0.0f;
-  float njlo = jlo && plane_ext(first) ? load(pu - sy4) : 0.0f;
-  float njhi = jhi && plane_ext(first) ? load(pu + sy4) : 0.0f;
-  float nup = compute(first) ? load(pp) : 0.0f, nvv = compute(first) ? load(pv) : 0.0f;
-  float nc = !compute(first) && has_u ? *p1 : 0.0f;
+  // Plane i's loads, d = i - i1 planes after the current pointers (plane i1): the u^n queue head
+  // u(i + R), the halo cells this thread stages, and its point's u_prev and v2dt2 (computed) or
+  // u^{n+1} (taken from u1).
+  struct PlaneLoads {
+    float q, klo, khi, jlo, jhi, up, vv, c;
+  };
+  const auto fetch = [&](int i, int d) {
+    const std::int64_t x = d * sx;
+    const float* u = pu + x;
+    const bool ext = plane_ext(i), own = compute(i);
+    return PlaneLoads{has_u && plane_ext(i + R) ? load(u + R * sx) : 0.0f,
+                      klo && ext ? load(u - R) : 0.0f,
+                      khi && ext ? load(u + R) : 0.0f,
+                      jlo && ext ? load(u - sy4) : 0.0f,
+                      jhi && ext ? load(u + sy4) : 0.0f,
+                      own ? load(pp + x) : 0.0f,
+                      own ? load(pv + x) : 0.0f,
+                      !own && has_u ? p1[x] : 0.0f};
+  };
+  PlaneLoads next = fetch(first, 0);
 
   for (int i1 = first; i1 < last; ++i1) {
 #pragma unroll
     for (int m = 0; m < 2 * R; ++m) qa[m] = qa[m + 1];
-    qa[2 * R] = nq;
-    const float hklo = nklo, hkhi = nkhi, hjlo = njlo, hjhi = njhi, up = nup, vv = nvv, c = nc;
-    if (i1 + 1 < last) {  // prefetch plane i1+1 (block-uniform condition)
-      const int i = i1 + 1;
-      const float* u_next_plane = pu + sx;
-      nq = has_u && plane_ext(i + R) ? load(u_next_plane + R * sx) : 0.0f;
-      const bool ext = plane_ext(i);
-      nklo = klo && ext ? load(u_next_plane - R) : 0.0f;
-      nkhi = khi && ext ? load(u_next_plane + R) : 0.0f;
-      njlo = jlo && ext ? load(u_next_plane - sy4) : 0.0f;
-      njhi = jhi && ext ? load(u_next_plane + sy4) : 0.0f;
-      nup = compute(i) ? load(pp + sx) : 0.0f;
-      nvv = compute(i) ? load(pv + sx) : 0.0f;
-      nc = !compute(i) && has_u ? p1[sx] : 0.0f;
-    }
+    const PlaneLoads cur = next;
+    qa[2 * R] = cur.q;
+    const float up = cur.up, vv = cur.vv, c = cur.c;
+    if (i1 + 1 < last) next = fetch(i1 + 1, 1);  // prefetch plane i1+1 (block-uniform condition)
     blk.sync();  // everyone is done reading the previous u^n plane
     own1[0] = qa[R];
-    if (klo) own1[-R] = hklo;
-    if (khi) own1[R] = hkhi;
-    if (jlo) own1[-R * S::P1] = hjlo;
-    if (jhi) own1[R * S::P1] = hjhi;
+    if (klo) own1[-R] = cur.klo;
+    if (khi) own1[R] = cur.khi;
+    if (jlo) own1[-R * S::P1] = cur.jlo;
+    if (jhi) own1[R * S::P1] = cur.jhi;
     blk.sync();
     float u1 = c;
     if (compute(i1)) {
