@@ -140,7 +140,13 @@ class CudaAcousticIso final : public Propagator {
     const cudaStream_t s0 = inner_stream_.get();
     if (!pair1_.data()) {
       const std::int64_t n = layout_.elements();
-      check_fits(2 * n * 4);
+      size_t free = 0, total = 0;
+      MM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+      if (2 * n * 4 + (256ll << 20) > static_cast<std::int64_t>(free))
+        throw ConfigError("config error: execution.kernel: " + family_->name + " advances two steps at a time "
+                          "and needs two more wavefields (" + gib(2 * n * 4) + ") than the " +
+                          gib(static_cast<std::int64_t>(free)) + " free on this GPU: choose another kernel "
+                          "(minimod --list-kernels) or more GPUs (execution.decomposition)");
       pair1_ = DeviceBuffer<float>(n, "u (two-step spare)");
       pair2_ = DeviceBuffer<float>(n, "u (two-step spare)");
       for (auto* b : {&pair1_, &pair2_})  // the halo stays zero: the kernel reads it as u^{n+1}
