@@ -36,7 +36,10 @@ class CudaAcousticIso final : public Propagator {
         regions_(problem_regions(problem)),
         split_(split_shell(problem.grid.shape, problem.halo)),
         shell_family_(&find_family("gmem", PropagatorKind::acoustic_iso)) {
-    check_fits(cuda_memory_plan(problem, 0));
+    // A two-step family on one whole grid (the usual case) will add two wavefields at its first
+    // pair: counted here, so that a grid without room for them fails before the run starts.
+    const bool pairs_likely = family.launch_pair != nullptr && !cpml() && !any_free_surface() && !problem.halo.any();
+    check_fits(cuda_memory_plan(problem, 0) + (pairs_likely ? 2 * layout_.elements() * 4 : 0));
     const std::int64_t n = layout_.elements();
     u_ = DeviceBuffer<float>(n, "u");
     u_prev_ = DeviceBuffer<float>(n, "u_prev");
@@ -132,7 +135,7 @@ class CudaAcousticIso final : public Propagator {
   // the two the state is a complete step (receivers, snapshots, health, the final wavefield read
   // u_ and u_prev_); writing any field drops the waiting half, and the next call starts a pair.
   bool pairs_possible() const {
-    return family_->launch_pair != nullptr && !cpml() && std::none_of(p_.free_surface.begin(), p_.free_surface.end(), [](bool f) { return f; }) &&
+    return family_->launch_pair != nullptr && !cpml() && !any_free_surface() &&
            (transport_ == nullptr || !p_.halo.any()) && !fuse_layer(*family_);
   }
 
@@ -374,6 +377,9 @@ class CudaAcousticIso final : public Propagator {
   }
 
   bool cpml() const { return p_.pml_kind == pml::PmlKind::cpml; }
+  bool any_free_surface() const {
+    return std::any_of(p_.free_surface.begin(), p_.free_surface.end(), [](bool f) { return f; });
+  }
 
   /// A snapshot gather still reading a field this step writes: every field but u (read only here)
   /// makes the writing streams wait for it.
