@@ -22,10 +22,15 @@
 //  * three barriers per plane (before storing the u^n plane, after it, after the u^{n+1} plane).
 // The ring costs (TK+8)(TJ+8)/(TK TJ) first-step updates per output (1.875 for 32x16) and the
 // chunk 8 extra planes; loads of neighbouring tiles' cells are L2 hits.
-// Shared planes use a row pitch of (threads per row + 32): consecutive threads hit consecutive
-// banks also across a row break.
+// The u^n plane's rows are (threads per row + 32) apart, so consecutive threads hit consecutive
+// banks also across a row break; the u^{n+1} plane is one cell per thread in thread order.
 // Nothing is reordered: laplacian8 through accessors, leapfrog, exactly as the CPU reference.
-// Single steps (several subdomains, the CPML, free surfaces, an odd last step) are semi_tma's.
+// Single steps (several subdomains, the CPML, free surfaces) are semi_tma's; a run that stops
+// after the first half of a pair has its complete state (the second half is dropped).
+//
+// Measured (H100, bench/results/2026-11-23-h100-session3.md): correct, but 89 GPts/s at 1000^3
+// against semi_tma's 133: instruction-bound (26% of DRAM, 67% SM throughput, ~240 instructions
+// per point and step), as AN5D found for radius-4 stars.
 #include <cstdint>
 #include <string>
 
