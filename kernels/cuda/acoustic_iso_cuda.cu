@@ -38,8 +38,7 @@ class CudaAcousticIso final : public Propagator {
         shell_family_(&find_family("gmem", PropagatorKind::acoustic_iso)) {
     // A two-step family on one whole grid (the usual case) will add two wavefields at its first
     // pair: counted here, so that a grid without room for them fails before the run starts.
-    const bool pairs_likely = family.launch_pair != nullptr && !cpml() && !any_free_surface() && !problem.halo.any();
-    check_fits(cuda_memory_plan(problem, 0) + (pairs_likely ? 2 * layout_.elements() * 4 : 0));
+    check_fits(cuda_memory_plan(problem, 0) + (pairs_for(family, problem.halo.any()) ? 2 * layout_.elements() * 4 : 0));
     const std::int64_t n = layout_.elements();
     u_ = DeviceBuffer<float>(n, "u");
     u_prev_ = DeviceBuffer<float>(n, "u_prev");
@@ -134,22 +133,22 @@ class CudaAcousticIso final : public Propagator {
   // waits in pair2_. The second call updates the slabs of u^{n+2} and injects its source. Between
   // the two the state is a complete step (receivers, snapshots, health, the final wavefield read
   // u_ and u_prev_); writing any field drops the waiting half, and the next call starts a pair.
-  bool pairs_possible() const {
-    return family_->launch_pair != nullptr && !cpml() && !any_free_surface() &&
-           (transport_ == nullptr || !p_.halo.any()) && !fuse_layer(*family_);
+  /// Whether `family` advances in pairs here: it has launch_pair, Minimod's PML, no free surface,
+  /// no halo exchange (`exchanging`).
+  bool pairs_for(const KernelFamily& family, bool exchanging) const {
+    return family.launch_pair != nullptr && !cpml() && !any_free_surface() && !exchanging && !fuse_layer(family);
   }
+  bool pairs_possible() const { return pairs_for(*family_, transport_ != nullptr && p_.halo.any()); }
 
   void start_pair(const std::vector<NodeWeight>& source, float amplitude) {
     const cudaStream_t s0 = inner_stream_.get();
     if (!pair1_.data()) {
-      const std::int64_t n = layout_.elements();
-      size_t free = 0, total = 0;
-      MM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-      if (2 * n * 4 + (256ll << 20) > static_cast<std::int64_t>(free))
+      const std::int64_t n = layout_.elements(), free = free_bytes();
+      if (2 * n * 4 + kMargin > free)
         throw ConfigError("config error: execution.kernel: " + family_->name + " advances two steps at a time "
-                          "and needs two more wavefields (" + gib(2 * n * 4) + ") than the " +
-                          gib(static_cast<std::int64_t>(free)) + " free on this GPU: choose another kernel "
-                          "(minimod --list-kernels) or more GPUs (execution.decomposition)");
+                          "and needs two more wavefields (" + gib(2 * n * 4) + ") than the " + gib(free) +
+                          " free on this GPU: choose another kernel (minimod --list-kernels) or more GPUs "
+                          "(execution.decomposition)");
       pair1_ = DeviceBuffer<float>(n, "u (two-step spare)");
       pair2_ = DeviceBuffer<float>(n, "u (two-step spare)");
       for (auto* b : {&pair1_, &pair2_})  // the halo stays zero: the kernel reads it as u^{n+1}
@@ -325,7 +324,7 @@ class CudaAcousticIso final : public Propagator {
     // without it. (Kept, it made the next candidate's first step skip its inner kernel: auto
     // once timed semi_tma at 154 GPts/s after temporal, against 132 end to end.)
     pair_pending_ = false;
-    if (family.launch_pair == nullptr) {  // the two spare wavefields go
+    if (family.launch_pair == nullptr && pair1_.data()) {  // the two spare wavefields go
       MM_CUDA_CHECK(cudaDeviceSynchronize());
       pair1_ = DeviceBuffer<float>();
       pair2_ = DeviceBuffer<float>();
@@ -583,14 +582,18 @@ class CudaAcousticIso final : public Propagator {
     ev.pending = false;
   }
 
-  void check_fits(std::int64_t need) const {
+  static constexpr std::int64_t kMargin = 256ll << 20;  // CUDA context, streams, library workspaces
+  static std::int64_t free_bytes() {
     size_t free = 0, total = 0;
     MM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    const std::int64_t margin = 256ll << 20;  // CUDA context, streams, library workspaces
-    if (need + margin > static_cast<std::int64_t>(free)) {
-      const std::int64_t gpus = (need + static_cast<std::int64_t>(free) - 1) / static_cast<std::int64_t>(free);
-      throw ConfigError("config error: grid.shape: this run needs " + gib(need) + " per GPU, " +
-                        gib(static_cast<std::int64_t>(free)) + " free: use >= " +
+    return static_cast<std::int64_t>(free);
+  }
+  void check_fits(std::int64_t need) const {
+    const std::int64_t free = free_bytes();
+    if (need + kMargin > free) {
+      const std::int64_t gpus = (need + free - 1) / free;
+      throw ConfigError("config error: grid.shape: this run needs " + gib(need) + " per GPU, " + gib(free) +
+                        " free: use >= " +
                         std::to_string(std::max<std::int64_t>(2, gpus)) +
                         " GPUs (execution.decomposition) or a smaller grid");
     }

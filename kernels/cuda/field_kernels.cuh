@@ -38,31 +38,44 @@ __global__ void inject_nodes(float* field, SourceNodes s, float amplitude) {
   if (n < s.count) field[s.offset[n]] += s.weight[n] * amplitude;
 }
 
-/// Adds amplitude x weight at the source nodes of `source` that lie inside `part` to `field`, on
-/// `stream` (kMaxSourceNodes per launch).
-inline void inject_sources(const View3<float>& field, const std::vector<NodeWeight>& source, const Box3& part,
-                           float amplitude, cudaStream_t stream) {
-  SourceNodes sn;
-  const auto flush = [&] {
-    if (sn.count == 0) return;
-    inject_nodes<<<1, kMaxSourceNodes, 0, stream>>>(field.origin, sn, amplitude);
-    MM_CUDA_CHECK_LAUNCH("inject");
-    sn.count = 0;
-  };
-  for (const auto& nw : source) {
-    if (!part.contains(nw.node.i, nw.node.j, nw.node.k)) continue;
-    sn.offset[sn.count] = field.offset(nw.node.i, nw.node.j, nw.node.k);
-    sn.weight[sn.count] = nw.weight;
-    if (++sn.count == kMaxSourceNodes) flush();
-  }
-  flush();
-}
-
 struct SourcePoints {
   int count = 0;
   Index3 node[kMaxSourceNodes];
   float weight[kMaxSourceNodes];
 };
+
+/// Calls launch(batch) for the nodes of `source` that `take` accepts, kMaxSourceNodes at a time.
+template <class Take, class Launch>
+void source_batches(const std::vector<NodeWeight>& source, const Take& take, const Launch& launch) {
+  SourcePoints b;
+  for (const auto& nw : source) {
+    if (!take(nw.node)) continue;
+    b.node[b.count] = nw.node;
+    b.weight[b.count] = nw.weight;
+    if (++b.count == kMaxSourceNodes) {
+      launch(b);
+      b.count = 0;
+    }
+  }
+  if (b.count > 0) launch(b);
+}
+
+/// Adds amplitude x weight at the source nodes of `source` that lie inside `part` to `field`, on
+/// `stream` (kMaxSourceNodes per launch).
+inline void inject_sources(const View3<float>& field, const std::vector<NodeWeight>& source, const Box3& part,
+                           float amplitude, cudaStream_t stream) {
+  const auto inside = [&part](const Index3& p) { return part.contains(p.i, p.j, p.k); };
+  source_batches(source, inside, [&](const SourcePoints& b) {
+    SourceNodes sn;
+    sn.count = b.count;
+    for (int n = 0; n < b.count; ++n) {
+      sn.offset[n] = field.offset(b.node[n].i, b.node[n].j, b.node[n].k);
+      sn.weight[n] = b.weight[n];
+    }
+    inject_nodes<<<1, kMaxSourceNodes, 0, stream>>>(field.origin, sn, amplitude);
+    MM_CUDA_CHECK_LAUNCH("inject");
+  });
+}
 
 /// A source injected into u^{n+1} after a two-step launch (KernelFamily::launch_pair) computed
 /// u^{n+2} on `box` without it: adds its share of u^{n+2}, amplitude x weight x d u^{n+2} / d u^{n+1}
@@ -95,19 +108,10 @@ inline void add_sources_to_second_step(const View3<float>& u2, const View3<const
                                        const Box3& box, const std::vector<NodeWeight>& source,
                                        float amplitude, const physics::LaplacianCoeffs& c,
                                        cudaStream_t stream) {
-  SourcePoints sp;
-  const auto flush = [&] {
-    if (sp.count == 0) return;
-    add_source_to_second_step<<<1, 32, 0, stream>>>(u2, v2dt2, box, sp, amplitude, c);
+  source_batches(source, [](const Index3&) { return true; }, [&](const SourcePoints& b) {
+    add_source_to_second_step<<<1, 32, 0, stream>>>(u2, v2dt2, box, b, amplitude, c);
     MM_CUDA_CHECK_LAUNCH("source, second step");
-    sp.count = 0;
-  };
-  for (const auto& nw : source) {
-    sp.node[sp.count] = nw.node;
-    sp.weight[sp.count] = nw.weight;
-    if (++sp.count == kMaxSourceNodes) flush();
-  }
-  flush();
+  });
 }
 
 /// One thread per receiver: sum of its nodes' weighted values (CSR: first[r] .. first[r + 1]).

@@ -10,9 +10,9 @@
 // its column, so the j neighbours it reads from shared memory serve several outputs and the
 // per-plane costs (barrier, wait, loop) are shared.
 //
-// Measured (H100, 1000^3, Minimod's case end to end, bench/results/2026-11-23-h100-session2.md):
-// 64x32x64 130.4 GPts/s, the fastest family; its inner kernel at 81.5% of DRAM bandwidth (64x16,
-// Nsight Compute, 512^3), against semi's 52%. Three families share these kernels, by how a launch
+// Measured (H100, 1000^3, Minimod's case end to end, bench/results/2026-11-23-h100-session3.md):
+// 64x32x32 132.9 GPts/s, the fastest family; its inner kernel at 83% of DRAM peak (Nsight
+// Compute, 1000^3), against semi's 52% (512^3). Three families share these kernels, by how a launch
 // takes Minimod's layer (LayerMode, at the end): semi_tma, semi_tma_fused, semi_tma_mixed.
 //
 // Pipeline. A ring of NS stages, one mbarrier each. Plane p of the chunk's [i_begin-4, i_end+4)

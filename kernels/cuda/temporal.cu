@@ -224,7 +224,7 @@ void launch_pair(const IsoPairArgs& a, const Tile& t, cudaStream_t s) {
 
 /// Single steps: semi_tma's default tile.
 void launch_single(const IsoStepArgs& a, const Tile&, cudaStream_t s) {
-  const KernelFamily& f = find_family("semi_tma", PropagatorKind::acoustic_iso);
+  static const KernelFamily& f = find_family("semi_tma", PropagatorKind::acoustic_iso);  // looked up once
   f.launch(a, f.tunables.front(), s);
 }
 
