@@ -143,8 +143,8 @@ class CudaAcousticIso final : public Propagator {
   void start_pair(const std::vector<NodeWeight>& source, float amplitude) {
     const cudaStream_t s0 = inner_stream_.get();
     if (!pair1_.data()) {
-      const std::int64_t n = layout_.elements(), free = free_bytes();
-      if (2 * n * 4 + kMargin > free)
+      const std::int64_t n = layout_.elements(), free = device_free_bytes();
+      if (2 * n * 4 + kDeviceMemoryMargin > free)
         throw ConfigError("config error: execution.kernel: " + family_->name + " advances two steps at a time "
                           "and needs two more wavefields (" + gib(2 * n * 4) + ") than the " + gib(free) +
                           " free on this GPU: choose another kernel (minimod --list-kernels) or more GPUs "
@@ -582,15 +582,9 @@ class CudaAcousticIso final : public Propagator {
     ev.pending = false;
   }
 
-  static constexpr std::int64_t kMargin = 256ll << 20;  // CUDA context, streams, library workspaces
-  static std::int64_t free_bytes() {
-    size_t free = 0, total = 0;
-    MM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    return static_cast<std::int64_t>(free);
-  }
   void check_fits(std::int64_t need) const {
-    const std::int64_t free = free_bytes();
-    if (need + kMargin > free) {
+    const std::int64_t free = device_free_bytes();
+    if (need + kDeviceMemoryMargin > free) {
       const std::int64_t gpus = (need + free - 1) / free;
       throw ConfigError("config error: grid.shape: this run needs " + gib(need) + " per GPU, " + gib(free) +
                         " free: use >= " +

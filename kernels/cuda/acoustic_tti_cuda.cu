@@ -108,7 +108,7 @@ class CudaAcousticTti final : public Propagator {
   static bool fits(const AcousticTtiProblem& problem, int arrays) {
     const std::int64_t need =
         arrays * physics::FieldLayout::make(problem.grid.box(), physics::kRadius).elements() * 4;
-    return need + kMargin <= free_bytes();
+    return need + kDeviceMemoryMargin <= device_free_bytes();
   }
 
   std::string backend() const override { return "cuda"; }
@@ -266,16 +266,10 @@ class CudaAcousticTti final : public Propagator {
     throw std::invalid_argument("no field named '" + name + "' in the acoustic_tti propagator");
   }
 
-  static constexpr std::int64_t kMargin = 256ll << 20;
-  static std::int64_t free_bytes() {
-    size_t free = 0, total = 0;
-    MM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    return static_cast<std::int64_t>(free);
-  }
   /// Refuse before allocating anything if the fields do not fit in the free GPU memory.
   static void check_fits(std::int64_t need) {
-    const std::int64_t free = free_bytes();
-    if (need + kMargin > free)
+    const std::int64_t free = device_free_bytes();
+    if (need + kDeviceMemoryMargin > free)
       throw ConfigError("config error: grid.shape: this acoustic_tti run needs " + gib(need) +
                         " on the GPU, " + gib(free) +
                         " free: use a smaller grid or more ranks (mpirun -np N)");

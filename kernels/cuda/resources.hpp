@@ -14,6 +14,16 @@ namespace minimod::kernels::cuda {
 
 std::string gib(std::int64_t bytes);
 
+/// Device memory a run leaves free beside its arrays: the CUDA context, streams, library workspaces.
+constexpr std::int64_t kDeviceMemoryMargin = 256ll << 20;
+
+/// Free memory of the current device, bytes.
+inline std::int64_t device_free_bytes() {
+  size_t free = 0, total = 0;
+  MM_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return static_cast<std::int64_t>(free);
+}
+
 template <class T>
 class DeviceBuffer {
  public:
