@@ -47,7 +47,7 @@ if [ "${SKIP_ISO:-0}" != 1 ]; then
 fi
 if [ "${SKIP_UNFUSED:-0}" != 1 ]; then
   echo "== acoustic_iso, Minimod's case, Minimod's layer in its own kernel (MINIMOD_FUSED_LAYER=0)"
-  MINIMOD_FUSED_LAYER=0 build/bench/minimod_bench --backend cuda --kernels "${UNFUSED_KERNELS:-semi_tma_mixed:64x32x32}" \
+  MINIMOD_FUSED_LAYER=0 build/bench/minimod_bench --backend cuda --kernels "${UNFUSED_KERNELS:-semi_tma_fused:32x16x64}" \
     --shapes "$shapes" --steps 100 2>&1 | tee "$out/bench-iso-unfused.log" | grep '^|'
 fi
 if [ "${SKIP_CPML:-0}" != 1 ]; then
@@ -73,7 +73,7 @@ if [ "${PROFILE:-0}" = 1 ] && command -v ncu > /dev/null; then
   echo "== ncu (512^3)"
   ncu --kernel-name regex:"${PROFILE_KERNELS:-semi_tma_iso|pml_stream}" --launch-skip 4 --launch-count 2 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
-    build/bench/minimod_bench --backend cuda --kernels "${PROFILE_SPEC:-semi_tma_mixed:64x32x32}" --shapes 512 --steps 3 > "$out/ncu.log" 2>&1
+    build/bench/minimod_bench --backend cuda --kernels "${PROFILE_SPEC:-semi_tma:64x32x32}" --shapes 512 --steps 3 > "$out/ncu.log" 2>&1
   grep -E "^  [a-z_]+.*\(|Throughput|Duration|Busy|Achieved Occupancy|Stall|Warp Cycles|Registers|Bandwidth" "$out/ncu.log" | head -80
 fi
 if [ "${PROFILE_TTI:-0}" = 1 ] && command -v ncu > /dev/null; then
