@@ -678,6 +678,8 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   // Measured on an H100 at 1000^3 (bench/results/2026-11-22-h100-pml-speed.md): chunks of 32,
   // 64 or 128 planes within 0.5%; aligned k tiles and one launch per step each within 1%.
   constexpr int chunk = 64;
+  // MINIMOD_PML_PER_SLAB=1: one launch per slab, so that a profiler times each face (benchmarks).
+  static const bool per_slab = env_int("MINIMOD_PML_PER_SLAB", 0) != 0;
   PmlTiles tiles{};
   const auto flush = [&] {
     if (tiles.count == 0) return;
@@ -698,6 +700,7 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
     t.first_block = tiles.blocks;
     tiles.t[tiles.count++] = t;
     tiles.blocks += static_cast<int>(blocks);
+    if (per_slab) flush();
   }
   flush();
 }
