@@ -1,47 +1,35 @@
 #!/usr/bin/env bash
-# Probes for one GPU call (after bench/h100_session.sh has built): end-to-end timings under the
-# benchmark switches, and Nsight Compute's DRAM bytes and times per kernel launch (the inner
-# kernel by chunk length, the PML kernel one launch per slab). Logs go to $OUT when set.
+# Nsight Compute per launch, one line each (time, DRAM bytes read/written, DRAM and L2 throughput,
+# L2 hit rate, warps, registers, issue activity), for one GPU call after bench/h100_session.sh
+# has built: the inner kernel of each spec in PROBE_SPECS, then Minimod's layer (pml_stream) one
+# launch per slab (MINIMOD_PML_PER_SLAB=1). Logs go to $OUT when set.
 #   bash bench/h100_probe.sh
-# Environment: PROBE_KERNELS (end to end), NCU_SPECS (inner kernel specs for ncu), SHAPE (1000).
+# Environment: PROBE_SPECS (default semi_tma:64x32x64), SHAPE (default 1000).
 set -uo pipefail
 out=${OUT:-/tmp}
 shape=${SHAPE:-1000}
 bench=build/bench/minimod_bench
-metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__registers_per_thread
+metrics=smsp__issue_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__registers_per_thread
 # One line per profiled launch: kernel, then the metrics in order.
 summarise() {
   awk '/(semi_tma_iso|pml_stream).*\(/ && !/Metric/ {match($0, /(semi_tma_iso|pml_stream)/); name=substr($0, RSTART, RLENGTH)}
        NF >= 2 && $1 ~ /__/ {v[$1]=$NF; u[$1]=(NF >= 3 ? $(NF-1) : "")}
-       $1 == "sm__warps_active.avg.pct_of_peak_sustained_active" {
-         printf "%-14s t=%s%s rd=%s%s wr=%s%s dram=%s%% l2hit=%s%% l2=%s%% warps=%s%% grid=%s regs=%s\n", name,
+       $1 == "smsp__issue_active.avg.pct_of_peak_sustained_active" {
+         printf "%-14s t=%s%s rd=%s%s wr=%s%s dram=%s%% l2hit=%s%% l2=%s%% warps=%s%% grid=%s regs=%s issue=%s%%\n", name,
            v["gpu__time_duration.sum"], u["gpu__time_duration.sum"], v["dram__bytes_read.sum"], u["dram__bytes_read.sum"],
            v["dram__bytes_write.sum"], u["dram__bytes_write.sum"], v["dram__throughput.avg.pct_of_peak_sustained_elapsed"],
            v["lts__t_sector_hit_rate.pct"], v["lts__throughput.avg.pct_of_peak_sustained_elapsed"],
-           v["sm__warps_active.avg.pct_of_peak_sustained_active"], v["launch__grid_size"], v["launch__registers_per_thread"]}' "$1"
+           v["sm__warps_active.avg.pct_of_peak_sustained_active"], v["launch__grid_size"], v["launch__registers_per_thread"], v["smsp__issue_active.avg.pct_of_peak_sustained_active"]}' "$1"
 }
-echo "== end to end, $shape, switches"
-for mb in 1 2; do
-  MINIMOD_TMA_MINBLOCKS=$mb $bench --backend cuda --kernels "${PROBE_KERNELS:-semi_tma:64x32x32,semi_tma:64x32x64,semi_tma:64x32x128}" \
-    --shapes "$shape" --steps 100 2>&1 | grep '^|' | grep -v -- '---\|kernel' | sed "s/^/tma_minblocks=$mb /"
+prof() {  # label, kernel regex, launches to skip, launches to profile, then minimod_bench's arguments
+  local label=$1 re=$2 skip=$3 count=$4; shift 4
+  ncu --kernel-name regex:"$re" --launch-skip "$skip" --launch-count "$count" --metrics $metrics \
+    $bench --backend cuda --shapes "$shape" --steps 3 --warmup 1 "$@" > "$out/ncu-$label.log" 2>&1
+  echo "-- $label"; summarise "$out/ncu-$label.log"
+}
+command -v ncu > /dev/null || { echo "no ncu on this machine"; exit 1; }
+echo "== ncu ($shape)"
+for spec in ${PROBE_SPECS:-semi_tma:64x32x64}; do
+  prof "inner-${spec//:/_}" semi_tma_iso 2 1 --kernels "$spec"
 done
-for pmb in 5 6; do
-  MINIMOD_PML_MINBLOCKS=$pmb $bench --backend cuda --kernels semi_tma:64x32x32 --shapes "$shape" --steps 100 2>&1 |
-    grep '^|' | grep -v -- '---\|kernel' | sed "s/^/pml_minblocks=$pmb /"
-done
-if command -v ncu > /dev/null; then
-  echo "== ncu: inner kernel by spec ($shape)"
-  for spec in ${NCU_SPECS:-semi_tma:64x32x32 semi_tma:64x32x128 semi_tma:64x32x1000}; do
-    for mb in 1 2; do
-      MINIMOD_TMA_MINBLOCKS=$mb ncu --kernel-name regex:semi_tma_iso --launch-skip 2 --launch-count 1 --metrics $metrics \
-        $bench --backend cuda --kernels "$spec" --shapes "$shape" --steps 3 --warmup 1 > "$out/ncu-$mb-${spec//:/_}.log" 2>&1
-      echo "$spec minblocks=$mb: $(summarise "$out/ncu-$mb-${spec//:/_}.log")"
-    done
-  done
-  echo "== ncu: PML, one launch per slab ($shape)"
-  for pmb in 1 6; do
-    MINIMOD_PML_PER_SLAB=1 MINIMOD_PML_MINBLOCKS=$pmb ncu --kernel-name regex:pml_stream --launch-skip 6 --launch-count 6 --metrics $metrics \
-      $bench --backend cuda --kernels semi_tma:64x32x32 --shapes "$shape" --steps 3 --warmup 1 > "$out/ncu-pml-$pmb.log" 2>&1
-    echo "pml minblocks=$pmb:"; summarise "$out/ncu-pml-$pmb.log"
-  done
-fi
+MINIMOD_PML_PER_SLAB=1 prof pml-per-slab pml_stream 6 6 --kernels semi_tma:64x32x64

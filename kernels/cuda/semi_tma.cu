@@ -29,8 +29,9 @@
 // without the row padding), strides in bytes; coordinates are relative to the halo corner and may
 // be negative or past the end (zero fill). The allocation's base must be 16-B aligned and its row
 // pitch a multiple of 16 B (FieldLayout pads rows to 128 B); the launch checks both. The tiles'
-// k origins are put on 16-B boundaries (k_shift below: a region starting at k = 27, Minimod's
-// inner box, starts its first tile at 24 and writes from 27), so every box row starts on one.
+// k origins are put on 128-B boundaries of the allocation (map_origin below: a region starting at
+// k = 27, Minimod's inner box, starts its first tile at k = -4 and writes from 27), so output rows
+// cover whole sectors and every u box row (from k0 - 4) starts on a 16-B boundary.
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
@@ -68,15 +69,26 @@ constexpr int shared_bytes() {
   return NS * StageLayout<TX, TY>::kStageBytes + NS * 8 + 128;
 }
 
-/// The halo corner of a view: tensor coordinates are relative to it.
+/// The halo corner of a view: tensor coordinates are relative to it; `shift` how far the first
+/// tile starts below region.lo.k (map_origin).
 struct MapOrigin {
   int i, j, k;
+  int shift;
 };
 
-/// How far the first tile starts below region.lo.k so that every box row (from k0 - R) starts on
-/// a 16-B boundary of the allocation (tiles are multiples of 4 points wide).
-MM_HOST_DEVICE MM_FORCE_INLINE int k_shift(const physics::Box3& region, const MapOrigin& origin) {
-  return (region.lo.k - R - origin.k) & 3;
+MM_HOST_DEVICE MM_FORCE_INLINE int k_shift(const physics::Box3&, const MapOrigin& origin) { return origin.shift; }
+
+/// The map origin of view `u` for `region`: the first tile starts at or below region.lo.k on a
+/// 128-B boundary of the allocation, so that every tile's output rows (u_next stores, u_prev and
+/// v2dt2 boxes) cover whole 32-B sectors. With rows starting mid-sector (16-B aligned, before
+/// 2026-11-24) two sectors per row and tile were written in halves by neighbouring blocks and
+/// moved more DRAM bytes (32x32x32 at 1000^3: reads 16.4 -> 14.7 GB, writes 3.61 -> 3.43 GB).
+/// H100, 1000^3 end to end: 64x32x64 131.5 -> 135.2 GPts/s, 32x32x32 105.9 -> 118.7
+/// (bench/results/2026-11-24-h100-session4.md).
+inline MapOrigin map_origin(const physics::Box3& region, const physics::Box3& alloc) {
+  MapOrigin o{alloc.lo.i, alloc.lo.j, alloc.lo.k, 0};
+  o.shift = (region.lo.k - o.k) % 32;
+  return o;
 }
 
 /// Issued by thread 0: plane p into its stage, the u tile with its j/k halo and, when p-4 is an
@@ -333,7 +345,7 @@ void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   constexpr auto kernel = &semi_tma_iso<TX, TY, RY, NS, kMode>;
   constexpr int bytes = shared_bytes<TX, TY, NS>();
   ensure_smem_limit<kernel>(bytes);
-  const MapOrigin origin{a.u.box.lo.i, a.u.box.lo.j, a.u.box.lo.k};
+  const MapOrigin origin = map_origin(a.region, a.u.box);
   const CUtensorMap mu = tensor_map(a.u, TX + 2 * R, TY + 2 * R);
   const CUtensorMap mp = tensor_map(a.u_next, TX, TY);
   const CUtensorMap mv = tensor_map(a.v2dt2, TX, TY);
@@ -347,7 +359,7 @@ void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
 /// shared-memory size and tensor-map boxes as launch_kernel.
 template <int TX, int TY, int RY, int NS, LayerMode kMode>
 void emulate_kernel(const IsoStepArgs& a, int chunk) {
-  const MapOrigin origin{a.u.box.lo.i, a.u.box.lo.j, a.u.box.lo.k};
+  const MapOrigin origin = map_origin(a.region, a.u.box);
   const HostTensorMap mu = HostTensorMap::of(a.u, TX + 2 * R, TY + 2 * R);
   const HostTensorMap mp = HostTensorMap::of(a.u_next, TX, TY);
   const HostTensorMap mv = HostTensorMap::of(a.v2dt2, TX, TY);
