@@ -26,4 +26,8 @@ void emulate_cpml_psi_stream(const PmlStepArgs& a, const std::vector<physics::Bo
                              int chunk);
 void emulate_cpml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk);
 
+/// Minimod's damped update (pml.cu's pml_stream) on every box of `boxes`, emulated, `chunk` i
+/// planes per block.
+void emulate_pml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk);
+
 }  // namespace minimod::kernels::cuda

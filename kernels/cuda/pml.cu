@@ -55,108 +55,6 @@ struct PmlTiles {
   int blocks;
 };
 
-__global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles tiles) {
-  __shared__ float s[kSmemFloats];
-  int b = 0;
-  for (int c = 1; c < tiles.count; ++c)
-    if (static_cast<int>(blockIdx.x) >= tiles.t[c].first_block) b = c;
-  const PmlTile& t = tiles.t[b];
-  const int local = static_cast<int>(blockIdx.x) - t.first_block;
-  const int bk = local % t.tiles_k, rest = local / t.tiles_k;
-  const int bj = rest % t.tiles_j, bi = rest / t.tiles_j;
-  const int tx = static_cast<int>(threadIdx.x) % t.tx, ty = static_cast<int>(threadIdx.x) / t.tx;
-  const bool active = ty < t.ty;  // spare threads of the block only take part in the barriers
-
-  const physics::Index3 lo = t.box.lo, hi = t.box.hi();
-  const int k = t.k0 + bk * t.tx + tx;
-  const int j = lo.j + bj * t.ty + ty;
-  const int i_begin = lo.i + bi * t.chunk;
-  const int i_end = min(i_begin + t.chunk, hi.i);
-  // A plane cell is read only if some output's stencil reaches it (all such cells are allocated:
-  // the halo is R wide).
-  const auto needed = [&](int jj, int kk) {
-    return active && jj >= lo.j - R && jj < hi.j + R && kk >= lo.k - R && kk < hi.k + R;
-  };
-  const bool writes = active && k >= lo.k && k < hi.k && j < hi.j;
-  const bool has_u = needed(j, k);
-  const bool klo = tx < R && needed(j, k - R);
-  const bool khi = tx >= t.tx - R && needed(j, k + R);
-  const bool jlo = ty < R && needed(j - R, k);
-  const bool jhi = ty >= t.ty - R && needed(j + R, k);
-
-  const std::int64_t sx = a.u.sx, sy4 = R * a.u.sy;
-  const std::int64_t o = a.u.offset(i_begin, j, k);  // all fields share one layout (launch_pml)
-  const float* pu = a.u.origin + o;
-  float* pn = a.u_next.origin + o;
-  const float* pp = a.u_prev.origin ? a.u_prev.origin + o : pn;  // u_prev (pn itself when in place)
-  const float* pv = a.v2dt2.origin + o;
-  float* pa = a.aux.origin + o;
-
-  const float* ex = a.eta_x + 1;
-  const float* ey = a.eta_y + 1;
-  const float* ez = a.eta_z + 1;
-  float ey_j = 0.0f, ey_p = 0.0f, ey_m = 0.0f, ez_k = 0.0f, ez_p = 0.0f, ez_m = 0.0f;
-  if (writes) {
-    ey_j = __ldg(ey + j), ey_p = __ldg(ey + j + 1), ey_m = __ldg(ey + j - 1);
-    ez_k = __ldg(ez + k), ez_p = __ldg(ez + k + 1), ez_m = __ldg(ez + k - 1);
-  }
-
-  const int S = t.tx + 32;  // row pitch: cell (ty, tx) sits at bank (thread index + const) % 32
-  float* const own = s + (ty + R) * S + tx + R;
-
-  float q[2 * R + 1];  // q[R + d] = u(i + d); filled as u(i-5 .. i+3) before the first shift
-  q[0] = 0.0f;
-#pragma unroll
-  for (int m = 1; m <= 2 * R; ++m) q[m] = has_u ? __ldg(pu + (m - R - 1) * sx) : 0.0f;
-  float nq = has_u ? __ldg(pu + R * sx) : 0.0f;
-  float nklo = klo ? __ldg(pu - R) : 0.0f, nkhi = khi ? __ldg(pu + R) : 0.0f;
-  float njlo = jlo ? __ldg(pu - sy4) : 0.0f, njhi = jhi ? __ldg(pu + sy4) : 0.0f;
-  float nup = writes ? *pp : 0.0f, nvv = writes ? __ldg(pv) : 0.0f, nax = writes ? *pa : 0.0f;
-
-  for (int i = i_begin; i < i_end; ++i) {
-#pragma unroll
-    for (int m = 0; m < 2 * R; ++m) q[m] = q[m + 1];
-    q[2 * R] = nq;
-    const float hklo = nklo, hkhi = nkhi, hjlo = njlo, hjhi = njhi, up = nup, vv = nvv, ax = nax;
-    if (i + 1 < i_end) {  // prefetch plane i+1 (block-uniform condition)
-      const float* p1 = pu + sx;
-      nq = has_u ? __ldg(p1 + R * sx) : 0.0f;
-      nklo = klo ? __ldg(p1 - R) : 0.0f;
-      nkhi = khi ? __ldg(p1 + R) : 0.0f;
-      njlo = jlo ? __ldg(p1 - sy4) : 0.0f;
-      njhi = jhi ? __ldg(p1 + sy4) : 0.0f;
-      nup = writes ? pp[sx] : 0.0f;
-      nvv = writes ? __ldg(pv + sx) : 0.0f;
-      nax = writes ? pa[sx] : 0.0f;
-    }
-    __syncthreads();  // everyone is done reading the previous plane
-    if (has_u) own[0] = q[R];
-    if (klo) own[-R] = hklo;
-    if (khi) own[R] = hkhi;
-    if (jlo) own[-R * S] = hjlo;
-    if (jhi) own[R * S] = hjhi;
-    __syncthreads();
-    if (writes) {
-      const auto at = [&q, own, S](int di, int dj, int dk) {
-        return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
-      };
-      const float ex_p = __ldg(ex + i + 1), ex_m = __ldg(ex + i - 1);
-      const float eta = __ldg(ex + i) + ey_j + ez_k;  // the CPU's order: (ex + ey) + ez
-      *pn = pml::pml_u_next(up, q[R], vv, physics::laplacian8(at, a.laplacian), ax, eta);
-      const float grad =
-          pml::pml_gradient_term(ex_p, ex_m, at(1, 0, 0), at(-1, 0, 0), a.inv_4h2[0]) +
-          pml::pml_gradient_term(ey_p, ey_m, at(0, 1, 0), at(0, -1, 0), a.inv_4h2[1]) +
-          pml::pml_gradient_term(ez_p, ez_m, at(0, 0, 1), at(0, 0, -1), a.inv_4h2[2]);
-      *pa = pml::pml_aux_next(ax, eta, grad);
-    }
-    pu += sx;
-    pn += sx;
-    pp += sx;
-    pv += sx;
-    pa += sx;
-  }
-}
-
 /// The tiling of one slab: k tiles from the sector boundary at or below lo.k, one tile as wide as
 /// the slab if it fits in 32 threads (thin z faces), the block filled up with j rows; j rows and i
 /// planes split evenly over their tiles and chunks.
@@ -305,6 +203,96 @@ MM_HOST_DEVICE MM_FORCE_INLINE StreamColumn stream_column(const PmlTiles& tiles,
   c.jlo = c.ty < R && needed(c.j - R, c.k);
   c.jhi = c.ty >= t.ty - R && needed(c.j + R, c.k);
   return c;
+}
+
+/// Minimod's damped update on the slabs of `tiles`, streamed along i (the scheme at the top of
+/// this file), `s` kSmemFloats of shared memory. Written against block_model.cuh, so that
+/// emulate_pml_stream runs it on host threads (tests/gpu/pml_stream_emulation_test.cpp).
+#pragma nv_exec_check_disable
+template <class Block>
+MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const PmlStepArgs& a, const PmlTiles& tiles,
+                                                     float* s) {
+  const StreamColumn c = stream_column(tiles, blk.tx, blk.bx);
+  const PmlTile& t = tiles.t[c.tile];
+  const int tx = c.tx, ty = c.ty, j = c.j, k = c.k, i_begin = c.i_begin, i_end = c.i_end;
+  const bool writes = c.writes, has_u = c.has_u, klo = c.klo, khi = c.khi, jlo = c.jlo, jhi = c.jhi;
+  const std::int64_t sx = a.u.sx, sy4 = R * a.u.sy;
+  const std::int64_t o = a.u.offset(i_begin, j, k);  // all fields share one layout (launch_pml)
+  const float* pu = a.u.origin + o;
+  float* pn = a.u_next.origin + o;
+  const float* pp = a.u_prev.origin ? a.u_prev.origin + o : pn;  // u_prev (pn itself when in place)
+  const float* pv = a.v2dt2.origin + o;
+  float* pa = a.aux.origin + o;
+
+  const float* ex = a.eta_x + 1;
+  const float* ey = a.eta_y + 1;
+  const float* ez = a.eta_z + 1;
+  float ey_j = 0.0f, ey_p = 0.0f, ey_m = 0.0f, ez_k = 0.0f, ez_p = 0.0f, ez_m = 0.0f;
+  if (writes) {
+    ey_j = load(ey + j), ey_p = load(ey + j + 1), ey_m = load(ey + j - 1);
+    ez_k = load(ez + k), ez_p = load(ez + k + 1), ez_m = load(ez + k - 1);
+  }
+
+  const int S = t.tx + 32;  // row pitch: cell (ty, tx) sits at bank (thread index + const) % 32
+  float* const own = s + (ty + R) * S + tx + R;
+
+  float q[2 * R + 1];  // q[R + d] = u(i + d); filled as u(i-5 .. i+3) before the first shift
+  q[0] = 0.0f;
+#pragma unroll
+  for (int m = 1; m <= 2 * R; ++m) q[m] = has_u ? load(pu + (m - R - 1) * sx) : 0.0f;
+  float nq = has_u ? load(pu + R * sx) : 0.0f;
+  float nklo = klo ? load(pu - R) : 0.0f, nkhi = khi ? load(pu + R) : 0.0f;
+  float njlo = jlo ? load(pu - sy4) : 0.0f, njhi = jhi ? load(pu + sy4) : 0.0f;
+  float nup = writes ? *pp : 0.0f, nvv = writes ? load(pv) : 0.0f, nax = writes ? *pa : 0.0f;
+
+  for (int i = i_begin; i < i_end; ++i) {
+#pragma unroll
+    for (int m = 0; m < 2 * R; ++m) q[m] = q[m + 1];
+    q[2 * R] = nq;
+    const float hklo = nklo, hkhi = nkhi, hjlo = njlo, hjhi = njhi, up = nup, vv = nvv, ax = nax;
+    if (i + 1 < i_end) {  // prefetch plane i+1 (block-uniform condition)
+      const float* p1 = pu + sx;
+      nq = has_u ? load(p1 + R * sx) : 0.0f;
+      nklo = klo ? load(p1 - R) : 0.0f;
+      nkhi = khi ? load(p1 + R) : 0.0f;
+      njlo = jlo ? load(p1 - sy4) : 0.0f;
+      njhi = jhi ? load(p1 + sy4) : 0.0f;
+      nup = writes ? pp[sx] : 0.0f;
+      nvv = writes ? load(pv + sx) : 0.0f;
+      nax = writes ? pa[sx] : 0.0f;
+    }
+    blk.sync();  // everyone is done reading the previous plane
+    if (has_u) own[0] = q[R];
+    if (klo) own[-R] = hklo;
+    if (khi) own[R] = hkhi;
+    if (jlo) own[-R * S] = hjlo;
+    if (jhi) own[R * S] = hjhi;
+    blk.sync();
+    if (writes) {
+      const auto at = [&q, own, S](int di, int dj, int dk) {
+        return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
+      };
+      const float ex_p = load(ex + i + 1), ex_m = load(ex + i - 1);
+      const float eta = load(ex + i) + ey_j + ez_k;  // the CPU's order: (ex + ey) + ez
+      *pn = pml::pml_u_next(up, q[R], vv, physics::laplacian8(at, a.laplacian), ax, eta);
+      const float grad =
+          pml::pml_gradient_term(ex_p, ex_m, at(1, 0, 0), at(-1, 0, 0), a.inv_4h2[0]) +
+          pml::pml_gradient_term(ey_p, ey_m, at(0, 1, 0), at(0, -1, 0), a.inv_4h2[1]) +
+          pml::pml_gradient_term(ez_p, ez_m, at(0, 0, 1), at(0, 0, -1), a.inv_4h2[2]);
+      *pa = pml::pml_aux_next(ax, eta, grad);
+    }
+    pu += sx;
+    pn += sx;
+    pp += sx;
+    pv += sx;
+    pa += sx;
+  }
+}
+
+
+__global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles tiles) {
+  __shared__ float s[kSmemFloats];
+  pml_stream_block(DeviceBlock(), a, tiles, s);
 }
 
 /// Whether the first derivative of some output in [lo, hi) with b != 0 reads cell c along that
@@ -552,16 +540,12 @@ __global__ void __launch_bounds__(kThreads) cpml_stream(PmlStepArgs a, PmlTiles 
   cpml_update_block(DeviceBlock(), a, tiles, s);
 }
 
-/// The streamed CPML passes' launches over `boxes`: make_tile's tiles, at most kMaxBoxes slabs
-/// and INT32_MAX blocks each; run(tiles) issues one (or emulates it).
+/// The launches of a streamed slab kernel over `boxes` (make_tile's tiles, at most kMaxBoxes
+/// slabs and INT32_MAX blocks each): run(tiles) issues one (or emulates it); `per_slab`: one
+/// launch per slab (profiling). `what` names the kernel in errors.
 template <class Run>
-void plan_cpml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk,
-               const Run& run) {
-  const auto same = [&a](std::int64_t sx, std::int64_t sy) { return sx == a.u.sx && sy == a.u.sy; };
-  bool ok = same(a.u_next.sx, a.u_next.sy) && same(a.v2dt2.sx, a.v2dt2.sy);
-  for (int d = 0; d < 3; ++d)
-    ok = ok && same(a.psi[d].sx, a.psi[d].sy) && same(a.zeta[d].sx, a.zeta[d].sy);
-  if (!ok) throw Error("cpml: u, u_next, v2dt2, psi and zeta must share one layout");
+void plan_slabs(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk, bool per_slab,
+                const char* what, const Run& run) {
   PmlTiles tiles{};
   const auto flush = [&] {
     if (tiles.count == 0) return;
@@ -572,7 +556,7 @@ void plan_cpml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, in
     if (b.empty()) continue;
     PmlTile t = make_tile(b, a.u.ptr(b.lo.i, b.lo.j, b.lo.k), chunk);
     if ((t.ty + 2 * R) * (t.tx + 32) > kSmemFloats)
-      throw Error("cpml: tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) +
+      throw Error(std::string(what) + ": tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) +
                   " does not fit the shared plane");
     const std::int64_t blocks =
         static_cast<std::int64_t>(t.tiles_k) * t.tiles_j * ceil_div(b.n.i, t.chunk);
@@ -581,8 +565,21 @@ void plan_cpml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, in
     t.first_block = tiles.blocks;
     tiles.t[tiles.count++] = t;
     tiles.blocks += static_cast<int>(blocks);
+    if (per_slab) flush();
   }
   flush();
+}
+
+/// The streamed CPML passes' launches over `boxes` (plan_slabs), after the layout check.
+template <class Run>
+void plan_cpml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk,
+               const Run& run) {
+  const auto same = [&a](std::int64_t sx, std::int64_t sy) { return sx == a.u.sx && sy == a.u.sy; };
+  bool ok = same(a.u_next.sx, a.u_next.sy) && same(a.v2dt2.sx, a.v2dt2.sy);
+  for (int d = 0; d < 3; ++d)
+    ok = ok && same(a.psi[d].sx, a.psi[d].sy) && same(a.zeta[d].sx, a.zeta[d].sy);
+  if (!ok) throw Error("cpml: u, u_next, v2dt2, psi and zeta must share one layout");
+  plan_slabs(a, boxes, chunk, false, "cpml", run);
 }
 
 /// Runs a block body over `tiles` on host threads (block_emulation.hpp), launch's block shape.
@@ -680,29 +677,16 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   constexpr int chunk = 64;
   // MINIMOD_PML_PER_SLAB=1: one launch per slab, so that a profiler times each face (benchmarks).
   static const bool per_slab = env_int("MINIMOD_PML_PER_SLAB", 0) != 0;
-  PmlTiles tiles{};
-  const auto flush = [&] {
-    if (tiles.count == 0) return;
+  plan_slabs(a, boxes, chunk, per_slab, "pml", [&](const PmlTiles& tiles) {
     pml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
     MM_CUDA_CHECK_LAUNCH("pml");
-    tiles = PmlTiles{};
-  };
-  for (const auto& b : boxes) {
-    if (b.empty()) continue;
-    PmlTile t = make_tile(b, a.u.ptr(b.lo.i, b.lo.j, b.lo.k), chunk);
-    if ((t.ty + 2 * R) * (t.tx + 32) > kSmemFloats)
-      throw Error("pml: tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) +
-                  " does not fit the shared plane");
-    const std::int64_t blocks = static_cast<std::int64_t>(t.tiles_k) * t.tiles_j *
-                                ceil_div(b.n.i, t.chunk);
-    if (tiles.count == kMaxBoxes || static_cast<std::int64_t>(tiles.blocks) + blocks > INT32_MAX)
-      flush();
-    t.first_block = tiles.blocks;
-    tiles.t[tiles.count++] = t;
-    tiles.blocks += static_cast<int>(blocks);
-    if (per_slab) flush();
-  }
-  flush();
+  });
+}
+
+void emulate_pml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk) {
+  plan_slabs(a, boxes, chunk, false, "pml", [&](const PmlTiles& tiles) {
+    emulate_tiles(tiles, kSmemFloats, [&](HostBlock& blk, float* sm) { pml_stream_block(blk, a, tiles, sm); });
+  });
 }
 
 void launch_pml(const PmlStepArgs& a, cudaStream_t s) { launch_pml(a, {a.region}, s); }

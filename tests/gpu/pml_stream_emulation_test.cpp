@@ -1,0 +1,133 @@
+// Minimod's damped update streamed over the PML slabs (kernels/cuda/pml.cu, pml_stream's block
+// body) run by host threads (kernels/cuda/block_emulation.hpp): needs no GPU. Random
+// u, u_next (= u_prev, in place), v2dt2, aux (halo included) and eta profiles on an odd grid;
+// Minimod's six slabs around an off-centre inner box, as the propagator passes them (and cut to a
+// sub-box, as a shell or an MPI part cuts them); several i chunk lengths. Every output (u_next
+// and aux) must equal pml/pml_update.hpp's formulas in the CPU reference's order to fp32
+// round-off, and nothing outside the slabs may change. This checks the indexing, the tiling
+// (thin and wide slabs, partial tiles), the staging and the barriers, not the device code.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/aligned_buffer.hpp"
+#include "kernels/cuda/emulation.hpp"
+#include "physics/stencil.hpp"
+#include "physics/view3.hpp"
+#include "pml/pml_update.hpp"
+
+namespace minimod {
+namespace {
+
+using physics::Box3;
+using physics::Index3;
+
+/// Minimod's cut of the grid around `inner`: two x faces over the whole (j, k) plane, two y
+/// faces over the inner i range, two z faces over the inner (i, j) range.
+std::vector<Box3> minimod_slabs(Index3 n, const Box3& inner) {
+  const Index3 lo = inner.lo, hi = inner.hi();
+  return {Box3{{0, 0, 0}, {lo.i, n.j, n.k}},
+          Box3{{hi.i, 0, 0}, {n.i - hi.i, n.j, n.k}},
+          Box3{{lo.i, 0, 0}, {inner.n.i, lo.j, n.k}},
+          Box3{{lo.i, hi.j, 0}, {inner.n.i, n.j - hi.j, n.k}},
+          Box3{{lo.i, lo.j, 0}, {inner.n.i, inner.n.j, lo.k}},
+          Box3{{lo.i, lo.j, hi.k}, {inner.n.i, inner.n.j, n.k - hi.k}}};
+}
+
+void check(Index3 n, const std::vector<Box3>& boxes, int chunk) {
+  SCOPED_TRACE("chunk " + std::to_string(chunk));
+  const auto layout = physics::FieldLayout::make(Box3{{0, 0, 0}, n}, physics::kRadius);
+  kernels::AlignedBuffer u(layout.elements()), u_next(layout.elements()), v2dt2(layout.elements()),
+      aux(layout.elements());
+  std::mt19937 rng(11u + static_cast<unsigned>(chunk));
+  std::uniform_real_distribution<float> f(-1, 1), v(0.05f, 0.4f), e(0.0f, 0.3f);
+  for (std::int64_t x = 0; x < layout.elements(); ++x) {  // halo and row padding too
+    u.data()[x] = f(rng);
+    u_next.data()[x] = f(rng);
+    v2dt2.data()[x] = v(rng);
+    aux.data()[x] = f(rng);
+  }
+  std::vector<float> eta[3];
+  for (int d = 0; d < 3; ++d) {
+    eta[d].resize(static_cast<size_t>(n[d] + 2));
+    for (auto& x : eta[d]) x = e(rng);
+  }
+  const std::vector<float> next_before(u_next.data(), u_next.data() + layout.elements());
+  const std::vector<float> aux_before(aux.data(), aux.data() + layout.elements());
+
+  kernels::cuda::PmlStepArgs a{};
+  a.u = layout.view<const float>(u.data());
+  a.u_next = layout.view(u_next.data());
+  a.v2dt2 = layout.view<const float>(v2dt2.data());
+  a.aux = layout.view(aux.data());
+  a.laplacian = physics::make_laplacian_coeffs(10, 12, 8);
+  a.eta_x = eta[0].data();
+  a.eta_y = eta[1].data();
+  a.eta_z = eta[2].data();
+  const float inv_4h2[3] = {1.0f / 400, 1.0f / 576, 1.0f / 256};
+  for (int d = 0; d < 3; ++d) a.inv_4h2[d] = inv_4h2[d];
+  kernels::cuda::emulate_pml_stream(a, boxes, chunk);
+
+  const float* ex = eta[0].data() + 1;
+  const float* ey = eta[1].data() + 1;
+  const float* ez = eta[2].data() + 1;
+  const auto uv = a.u;
+  std::int64_t bad = 0, changed_outside = 0, checked = 0;
+  double worst = 0;
+  for (int i = -4; i < n.i + 4; ++i)
+    for (int j = -4; j < n.j + 4; ++j)
+      for (int k = -4; k < n.k + 4; ++k) {
+        const std::int64_t o = uv.offset(i, j, k) - uv.offset(-4, -4, -4);
+        const float got = u_next.data()[o], got_aux = aux.data()[o];
+        bool inside = false;
+        for (const auto& b : boxes) inside = inside || b.contains(i, j, k);
+        if (!inside) {
+          if (std::memcmp(&got, &next_before[static_cast<size_t>(o)], 4) != 0) ++changed_outside;
+          if (std::memcmp(&got_aux, &aux_before[static_cast<size_t>(o)], 4) != 0) ++changed_outside;
+          continue;
+        }
+        ++checked;
+        const auto at = [&](int di, int dj, int dk) { return uv(i + di, j + dj, k + dk); };
+        const float lap = physics::laplacian8(at, a.laplacian);
+        const float eta_ijk = ex[i] + ey[j] + ez[k];
+        const float a0 = aux_before[static_cast<size_t>(o)];
+        const float want = pml::pml_u_next(next_before[static_cast<size_t>(o)], uv(i, j, k), a.v2dt2(i, j, k), lap,
+                                           a0, eta_ijk);
+        const float grad = pml::pml_gradient_term(ex[i + 1], ex[i - 1], at(1, 0, 0), at(-1, 0, 0), inv_4h2[0]) +
+                           pml::pml_gradient_term(ey[j + 1], ey[j - 1], at(0, 1, 0), at(0, -1, 0), inv_4h2[1]) +
+                           pml::pml_gradient_term(ez[k + 1], ez[k - 1], at(0, 0, 1), at(0, 0, -1), inv_4h2[2]);
+        const float want_aux = pml::pml_aux_next(a0, eta_ijk, grad);
+        const double err = std::fabs(double(got) - want) / (1.0 + std::fabs(double(want)));
+        const double err_aux = std::fabs(double(got_aux) - want_aux) / (1.0 + std::fabs(double(want_aux)));
+        if (!(err <= 2e-6) || !(err_aux <= 2e-6)) ++bad;
+        if (!(err <= worst)) worst = err;
+        if (!(err_aux <= worst)) worst = err_aux;
+      }
+  EXPECT_GT(checked, 0);
+  EXPECT_EQ(bad, 0) << "of " << checked << " points; worst relative error " << worst;
+  EXPECT_EQ(changed_outside, 0);
+}
+
+TEST(PmlStreamEmulation, EqualsTheDampedUpdateOnEverySlab) {
+  const Index3 n{23, 41, 70};  // k wider than two tiles: thin z faces and tiled x / y faces
+  const auto boxes = minimod_slabs(n, Box3{{5, 9, 6}, {12, 26, 57}});  // unequal widths, one 5 thin
+  for (int chunk : {64, 5}) check(n, boxes, chunk);
+}
+
+TEST(PmlStreamEmulation, SlabsCutToASubBoxEqualTheDampedUpdate) {
+  const Index3 n{23, 41, 70};
+  std::vector<Box3> cut;
+  const Box3 part{{3, 4, 2}, {17, 30, 61}};  // a shell's or an MPI part's share
+  for (const auto& b : minimod_slabs(n, Box3{{5, 9, 6}, {12, 26, 57}})) {
+    const Box3 c = physics::intersect(b, part);
+    if (!c.empty()) cut.push_back(c);
+  }
+  check(n, cut, 7);
+}
+
+}  // namespace
+}  // namespace minimod
