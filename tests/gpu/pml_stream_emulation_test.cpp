@@ -10,15 +10,14 @@
 
 #include <cmath>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
-#include "kernels/aligned_buffer.hpp"
 #include "kernels/cuda/emulation.hpp"
 #include "physics/stencil.hpp"
 #include "physics/view3.hpp"
 #include "pml/pml_update.hpp"
+#include "tests/gpu/host_fields.hpp"
 
 namespace minimod {
 namespace {
@@ -40,22 +39,10 @@ std::vector<Box3> minimod_slabs(Index3 n, const Box3& inner) {
 
 void check(Index3 n, const std::vector<Box3>& boxes, int chunk) {
   SCOPED_TRACE("chunk " + std::to_string(chunk));
-  const auto layout = physics::FieldLayout::make(Box3{{0, 0, 0}, n}, physics::kRadius);
-  kernels::AlignedBuffer u(layout.elements()), u_next(layout.elements()), v2dt2(layout.elements()),
-      aux(layout.elements());
-  std::mt19937 rng(11u + static_cast<unsigned>(chunk));
-  std::uniform_real_distribution<float> f(-1, 1), v(0.05f, 0.4f), e(0.0f, 0.3f);
-  for (std::int64_t x = 0; x < layout.elements(); ++x) {  // halo and row padding too
-    u.data()[x] = f(rng);
-    u_next.data()[x] = f(rng);
-    v2dt2.data()[x] = v(rng);
-    aux.data()[x] = f(rng);
-  }
-  std::vector<float> eta[3];
-  for (int d = 0; d < 3; ++d) {
-    eta[d].resize(static_cast<size_t>(n[d] + 2));
-    for (auto& x : eta[d]) x = e(rng);
-  }
+  testing::HostFields h(n, 11u + static_cast<unsigned>(chunk));
+  const auto& layout = h.layout;
+  auto &u = h.u, &u_next = h.u_next, &v2dt2 = h.v2dt2, &aux = h.aux;
+  auto& eta = h.eta;
   const std::vector<float> next_before(u_next.data(), u_next.data() + layout.elements());
   const std::vector<float> aux_before(aux.data(), aux.data() + layout.elements());
 

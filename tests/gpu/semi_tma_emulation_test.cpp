@@ -18,6 +18,7 @@
 #include "kernels/aligned_buffer.hpp"
 #include "kernels/cuda/emulation.hpp"
 #include "kernels/cuda/registry.hpp"
+#include "tests/gpu/host_fields.hpp"
 #include "physics/stencil.hpp"
 #include "physics/view3.hpp"
 #include "pml/pml_update.hpp"
@@ -28,30 +29,9 @@ namespace {
 using physics::Box3;
 using physics::Index3;
 
-struct HostFields {
-  physics::FieldLayout layout;
-  kernels::AlignedBuffer u, u_next, v2dt2, aux;
-  std::vector<float> eta[3];  // eta[axis][i + 1], i = -1 .. n
-
-  HostFields(Index3 n, unsigned seed)
-      : layout(physics::FieldLayout::make(Box3{{0, 0, 0}, n}, physics::kRadius)),
-        u(layout.elements()),
-        u_next(layout.elements()),
-        v2dt2(layout.elements()),
-        aux(layout.elements()) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> f(-1, 1), v(0.05f, 0.4f), e(0.0f, 0.3f);
-    for (std::int64_t x = 0; x < layout.elements(); ++x) {  // halo and row padding too
-      u.data()[x] = f(rng);
-      u_next.data()[x] = f(rng);
-      v2dt2.data()[x] = v(rng);
-      aux.data()[x] = f(rng);
-    }
-    for (int a = 0; a < 3; ++a) {
-      eta[a].resize(static_cast<size_t>(n[a] + 2));
-      for (auto& x : eta[a]) x = e(rng);
-    }
-  }
+/// The fields of testing::HostFields, viewed as semi_tma's launch arguments.
+struct HostFields : testing::HostFields {
+  using testing::HostFields::HostFields;
   kernels::cuda::IsoStepArgs args(const Box3& region, const physics::LaplacianCoeffs& c) const {
     kernels::cuda::IsoStepArgs a;
     a.region = region;
