@@ -18,6 +18,7 @@
 
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
+#include "kernels/cuda/column_queue.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/emulation.hpp"
 #include "kernels/cuda/pml_kernel.hpp"
@@ -214,8 +215,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
                                                      float* s) {
   const StreamColumn c = stream_column(tiles, blk.tx, blk.bx);
   const PmlTile& t = tiles.t[c.tile];
-  const int tx = c.tx, ty = c.ty, j = c.j, k = c.k, i_begin = c.i_begin, i_end = c.i_end;
-  const bool writes = c.writes, has_u = c.has_u, klo = c.klo, khi = c.khi, jlo = c.jlo, jhi = c.jhi;
+  const int j = c.j, k = c.k, i_begin = c.i_begin, i_end = c.i_end;
+  const bool writes = c.writes;
   const std::int64_t sx = a.u.sx, sy4 = R * a.u.sy;
   const std::int64_t o = a.u.offset(i_begin, j, k);  // all fields share one layout (launch_pml)
   const float* pu = a.u.origin + o;
@@ -234,42 +235,27 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
   }
 
   const int S = t.tx + 32;  // row pitch: cell (ty, tx) sits at bank (thread index + const) % 32
-  float* const own = s + (ty + R) * S + tx + R;
+  float* const own = s + (c.ty + R) * S + c.tx + R;
 
-  float q[2 * R + 1];  // q[R + d] = u(i + d); filled as u(i-5 .. i+3) before the first shift
-  q[0] = 0.0f;
-#pragma unroll
-  for (int m = 1; m <= 2 * R; ++m) q[m] = has_u ? load(pu + (m - R - 1) * sx) : 0.0f;
-  float nq = has_u ? load(pu + R * sx) : 0.0f;
-  float nklo = klo ? load(pu - R) : 0.0f, nkhi = khi ? load(pu + R) : 0.0f;
-  float njlo = jlo ? load(pu - sy4) : 0.0f, njhi = jhi ? load(pu + sy4) : 0.0f;
+  ColumnQueue col{c.has_u, c.klo, c.khi, c.jlo, c.jhi, sx, sy4};  // u(i-4 .. i+4), halo cells
+  col.fill(pu);
   float nup = writes ? *pp : 0.0f, nvv = writes ? load(pv) : 0.0f, nax = writes ? *pa : 0.0f;
 
   for (int i = i_begin; i < i_end; ++i) {
-#pragma unroll
-    for (int m = 0; m < 2 * R; ++m) q[m] = q[m + 1];
-    q[2 * R] = nq;
-    const float hklo = nklo, hkhi = nkhi, hjlo = njlo, hjhi = njhi, up = nup, vv = nvv, ax = nax;
+    col.advance();
+    const float up = nup, vv = nvv, ax = nax;
     if (i + 1 < i_end) {  // prefetch plane i+1 (block-uniform condition)
-      const float* p1 = pu + sx;
-      nq = has_u ? load(p1 + R * sx) : 0.0f;
-      nklo = klo ? load(p1 - R) : 0.0f;
-      nkhi = khi ? load(p1 + R) : 0.0f;
-      njlo = jlo ? load(p1 - sy4) : 0.0f;
-      njhi = jhi ? load(p1 + sy4) : 0.0f;
+      col.prefetch(pu + sx);
       nup = writes ? pp[sx] : 0.0f;
       nvv = writes ? load(pv + sx) : 0.0f;
       nax = writes ? pa[sx] : 0.0f;
     }
     blk.sync();  // everyone is done reading the previous plane
-    if (has_u) own[0] = q[R];
-    if (klo) own[-R] = hklo;
-    if (khi) own[R] = hkhi;
-    if (jlo) own[-R * S] = hjlo;
-    if (jhi) own[R * S] = hjhi;
+    col.stage(own, S);
     blk.sync();
     if (writes) {
-      const auto at = [&q, own, S](int di, int dj, int dk) {
+      const float* const q = col.q;
+      const auto at = [q, own, S](int di, int dj, int dk) {
         return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
       };
       const float ex_p = load(ex + i + 1), ex_m = load(ex + i - 1);
@@ -338,45 +324,30 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_psi_block(const Block& blk, const PmlSt
   const int S = t.tx + 32;  // pml_stream's row pitch
   float* const own = s + (c.ty + R) * S + c.tx + R;
 
-  float q[2 * R + 1];  // q[R + d] = u(i + d); filled as u(i-5 .. i+3) before the first shift
-  q[0] = 0.0f;
-#pragma unroll
-  for (int m = 1; m <= 2 * R; ++m) q[m] = c.has_u ? load(u + o + (m - R - 1) * sx) : 0.0f;
-  float nq = c.has_u ? load(u + o + R * sx) : 0.0f;
-  float nklo = c.klo ? load(u + o - R) : 0.0f, nkhi = c.khi ? load(u + o + R) : 0.0f;
-  float njlo = c.jlo ? load(u + o - sy4) : 0.0f, njhi = c.jhi ? load(u + o + sy4) : 0.0f;
+  ColumnQueue col{c.has_u, c.klo, c.khi, c.jlo, c.jhi, sx, sy4};  // u(i-4 .. i+4), halo cells
+  col.fill(u + o);
   float nax = load(a.a[0] + c.i_begin), nbx = load(a.b[0] + c.i_begin);
   float npx = c.writes && nbx != 0.0f ? psi_x[o] : 0.0f;
   float npy = c.writes && by != 0.0f ? psi_y[o] : 0.0f;
   float npz = c.writes && bz != 0.0f ? psi_z[o] : 0.0f;
 
   for (int i = c.i_begin; i < c.i_end; ++i) {
-#pragma unroll
-    for (int m = 0; m < 2 * R; ++m) q[m] = q[m + 1];
-    q[2 * R] = nq;
-    const float hklo = nklo, hkhi = nkhi, hjlo = njlo, hjhi = njhi;
+    col.advance();
     const float ax = nax, bx = nbx, px = npx, py = npy, pz = npz;
     if (i + 1 < c.i_end) {  // prefetch plane i+1 (block-uniform condition)
       const std::int64_t o1 = o + sx;
-      nq = c.has_u ? load(u + o1 + R * sx) : 0.0f;
-      nklo = c.klo ? load(u + o1 - R) : 0.0f;
-      nkhi = c.khi ? load(u + o1 + R) : 0.0f;
-      njlo = c.jlo ? load(u + o1 - sy4) : 0.0f;
-      njhi = c.jhi ? load(u + o1 + sy4) : 0.0f;
+      col.prefetch(u + o1);
       nax = load(a.a[0] + i + 1), nbx = load(a.b[0] + i + 1);
       npx = c.writes && nbx != 0.0f ? psi_x[o1] : 0.0f;
       npy = c.writes && by != 0.0f ? psi_y[o1] : 0.0f;
       npz = c.writes && bz != 0.0f ? psi_z[o1] : 0.0f;
     }
     blk.sync();  // everyone is done reading the previous plane
-    if (c.has_u) own[0] = q[R];
-    if (c.klo) own[-R] = hklo;
-    if (c.khi) own[R] = hkhi;
-    if (c.jlo) own[-R * S] = hjlo;
-    if (c.jhi) own[R * S] = hjhi;
+    col.stage(own, S);
     blk.sync();
     if (c.writes) {
-      const auto at = [&q, own, S](int di, int dj, int dk) {
+      const float* const q = col.q;
+      const auto at = [q, own, S](int di, int dj, int dk) {
         return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
       };
       if (bx != 0.0f) psi_x[o] = pml::cpml_psi_next<0>(px, ax, bx, at, a.derivatives);
@@ -437,21 +408,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
 #pragma unroll
   for (int m = 0; m <= 2 * R; ++m) damped |= damped_x(c.i_begin - 2 * R + m) << m;
 
-  float q[2 * R + 1];   // q[R + d] = u(i + d), as in cpml_psi_block
+  ColumnQueue col{c.has_u, c.klo, c.khi, c.jlo, c.jhi, sx, sy4};  // u(i-4 .. i+4), halo cells
+  col.fill(u + o);
   float pq[2 * R + 1];  // pq[R + d] = psi_x(i + d) where read, else 0
-  q[0] = 0.0f;
   pq[0] = 0.0f;
 #pragma unroll
   for (int m = 1; m <= 2 * R; ++m) {
-    const std::int64_t om = o + (m - R - 1) * sx;
-    q[m] = c.has_u ? load(u + om) : 0.0f;
-    pq[m] = c.writes && (damped & kOthers) ? load(psi_x + om) : 0.0f;
+    pq[m] = c.writes && (damped & kOthers) ? load(psi_x + o + (m - R - 1) * sx) : 0.0f;
     damped = (damped >> 1) | damped_x(c.i_begin + m) << (2 * R);
   }
-  float nq = c.has_u ? load(u + o + R * sx) : 0.0f;
   float npq = c.writes && (damped & kOthers) ? load(psi_x + o + R * sx) : 0.0f;
-  float nklo = c.klo ? load(u + o - R) : 0.0f, nkhi = c.khi ? load(u + o + R) : 0.0f;
-  float njlo = c.jlo ? load(u + o - sy4) : 0.0f, njhi = c.jhi ? load(u + o + sy4) : 0.0f;
   float npy = py ? load(psi_y + o) : 0.0f;
   float npy_lo = py_lo ? load(psi_y + o - sy4) : 0.0f,
         npy_hi = py_hi ? load(psi_y + o + sy4) : 0.0f;
@@ -464,14 +430,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
   float nzz = c.writes && bz != 0.0f ? zeta_z[o] : 0.0f;
 
   for (int i = c.i_begin; i < c.i_end; ++i) {
+    col.advance();
 #pragma unroll
-    for (int m = 0; m < 2 * R; ++m) {
-      q[m] = q[m + 1];
-      pq[m] = pq[m + 1];
-    }
-    q[2 * R] = nq;
+    for (int m = 0; m < 2 * R; ++m) pq[m] = pq[m + 1];
     pq[2 * R] = npq;
-    const float hklo = nklo, hkhi = nkhi, hjlo = njlo, hjhi = njhi;
     const float hpy = npy, hpy_lo = npy_lo, hpy_hi = npy_hi, hpz = npz, hpz_lo = npz_lo,
                 hpz_hi = npz_hi;
     const float ax = nax, bx = nbx, up = nup, vv = nvv;
@@ -479,12 +441,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
     if (i + 1 < c.i_end) {  // prefetch plane i+1 (block-uniform condition)
       const std::int64_t o1 = o + sx;
       damped = (damped >> 1) | damped_x(i + 1 + 2 * R) << (2 * R);
-      nq = c.has_u ? load(u + o1 + R * sx) : 0.0f;
+      col.prefetch(u + o1);
       npq = c.writes && (damped & kOthers) ? load(psi_x + o1 + R * sx) : 0.0f;
-      nklo = c.klo ? load(u + o1 - R) : 0.0f;
-      nkhi = c.khi ? load(u + o1 + R) : 0.0f;
-      njlo = c.jlo ? load(u + o1 - sy4) : 0.0f;
-      njhi = c.jhi ? load(u + o1 + sy4) : 0.0f;
       npy = py ? load(psi_y + o1) : 0.0f;
       npy_lo = py_lo ? load(psi_y + o1 - sy4) : 0.0f;
       npy_hi = py_hi ? load(psi_y + o1 + sy4) : 0.0f;
@@ -499,11 +457,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
       nzz = c.writes && bz != 0.0f ? zeta_z[o1] : 0.0f;
     }
     blk.sync();  // everyone is done reading the previous planes
-    if (c.has_u) own[0] = q[R];
-    if (c.klo) own[-R] = hklo;
-    if (c.khi) own[R] = hkhi;
-    if (c.jlo) own[-R * S] = hjlo;
-    if (c.jhi) own[R * S] = hjhi;
+    col.stage(own, S);
     if (py) own_py[0] = hpy;
     if (py_lo) own_py[-R * S] = hpy_lo;
     if (py_hi) own_py[R * S] = hpy_hi;
@@ -512,7 +466,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
     if (pz_hi) own_pz[R] = hpz_hi;
     blk.sync();
     if (c.writes) {
-      const auto at = [&q, own, S](int di, int dj, int dk) {
+      const float* const q = col.q;
+      const auto at = [q, own, S](int di, int dj, int dk) {
         return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
       };
       const auto at_px = [&pq](int di, int, int) { return pq[R + di]; };

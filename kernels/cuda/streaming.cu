@@ -25,6 +25,7 @@
 // Limits: TX, TY >= 4 (halo loading), compile-time per tunable; tile.z (chunk) any value >= 1.
 #include <string>
 
+#include "kernels/cuda/column_queue.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
@@ -60,42 +61,26 @@ __global__ void __launch_bounds__(TX* TY) streaming_iso(IsoStepArgs a, int chunk
   float* pn = a.u_next.origin + o;
   const float* pv = a.v2dt2.origin + o;
 
-  float q[2 * R + 1];  // q[R + d] = u(i + d); filled as u(i-5 .. i+3) before the shift
-  q[0] = 0.0f;
-#pragma unroll
-  for (int m = 1; m <= 2 * R; ++m) q[m] = has_u ? __ldg(pu + (m - R - 1) * sx) : 0.0f;
-  float nq = has_u ? __ldg(pu + R * sx) : 0.0f;
-  float nklo = klo ? __ldg(pu - R) : 0.0f, nkhi = khi ? __ldg(pu + R) : 0.0f;
-  float njlo = jlo ? __ldg(pu - sy4) : 0.0f, njhi = jhi ? __ldg(pu + sy4) : 0.0f;
+  ColumnQueue col{has_u, klo, khi, jlo, jhi, sx, sy4};  // u(i-4 .. i+4) and the halo cells
+  col.fill(pu);
   float nup = writes ? *pn : 0.0f, nvv = writes ? __ldg(pv) : 0.0f;
 
   for (int i = i_begin; i < i_end; ++i) {
-#pragma unroll
-    for (int m = 0; m < 2 * R; ++m) q[m] = q[m + 1];
-    q[2 * R] = nq;
-    const float hklo = nklo, hkhi = nkhi, hjlo = njlo, hjhi = njhi, up = nup, vv = nvv;
+    col.advance();
+    const float up = nup, vv = nvv;
     if (i + 1 < i_end) {  // prefetch plane i+1 (block-uniform condition)
-      const float* p1 = pu + sx;
-      nq = has_u ? __ldg(p1 + R * sx) : 0.0f;
-      nklo = klo ? __ldg(p1 - R) : 0.0f;
-      nkhi = khi ? __ldg(p1 + R) : 0.0f;
-      njlo = jlo ? __ldg(p1 - sy4) : 0.0f;
-      njhi = jhi ? __ldg(p1 + sy4) : 0.0f;
+      col.prefetch(pu + sx);
       nup = writes ? pn[sx] : 0.0f;
       nvv = writes ? __ldg(pv + sx) : 0.0f;
     }
     __syncthreads();  // everyone is done reading the previous plane
-    s[ty + R][tx + R] = q[R];
-    if (klo) s[ty + R][tx] = hklo;
-    if (khi) s[ty + R][tx + 2 * R] = hkhi;
-    if (jlo) s[ty][tx + R] = hjlo;
-    if (jhi) s[ty + 2 * R][tx + R] = hjhi;
+    col.stage(&s[ty + R][tx + R], SX);  // (a cell without its column is never read)
     __syncthreads();
     if (writes) {
-      const auto at = [&q, tx, ty](int di, int dj, int dk) {
-        return (dj == 0 && dk == 0) ? q[R + di] : s[ty + R + dj][tx + R + dk];
+      const auto at = [&col, tx, ty](int di, int dj, int dk) {
+        return (dj == 0 && dk == 0) ? col.q[R + di] : s[ty + R + dj][tx + R + dk];
       };
-      *pn = physics::leapfrog(up, q[R], vv, physics::laplacian8(at, a.laplacian));
+      *pn = physics::leapfrog(up, col.q[R], vv, physics::laplacian8(at, a.laplacian));
     }
     pu += sx;
     pn += sx;
