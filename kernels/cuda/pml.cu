@@ -167,7 +167,7 @@ dim3 pml_grid(const PmlStepArgs& a) {
 // emulate_cpml_stream run them on host threads (tests/gpu/cpml_stream_emulation_test.cpp).
 
 constexpr int kCpmlSmemFloats = 3 * kSmemFloats;  // u, psi_y, psi_z planes, each as pml_stream's
-constexpr int kCpmlChunk = 64;                    // pml_stream's measured chunk, not yet our own
+constexpr int kCpmlChunk = 64;                    // pml_stream's old chunk (it runs 8 now); untimed here
 
 /// A thread's column in a streamed slab launch, as pml_stream maps it: its tile, (j, k), i chunk
 /// and the u cells it stages (its own and, at the tile's edges, one halo cell R away).
@@ -627,9 +627,11 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   if (!same(a.u_next.sx, a.u_next.sy) || !same(a.v2dt2.sx, a.v2dt2.sy) || !same(a.aux.sx, a.aux.sy) ||
       (a.u_prev.origin && !same(a.u_prev.sx, a.u_prev.sy)))
     throw Error("pml: u, u_prev, u_next, v2dt2 and pml_aux must share one layout");
-  // Measured on an H100 at 1000^3 (bench/results/2026-11-22-h100-pml-speed.md): chunks of 32,
-  // 64 or 128 planes within 0.5%; aligned k tiles and one launch per step each within 1%.
-  constexpr int chunk = 64;
+  // Planes per block, measured on an H100 (bench/results/2026-11-24-h100-session4.md, semi_tma
+  // 64x32x64 inside, 1000^3 / 512^3): 4: 136.8 / 116.5, 6: 138.0 / 117.4, 8: 138.3 / 117.8,
+  // 12: 137.8 / 116.5, 16: 136.8 / 115.7, 64: 134.9 / 113.9 GPts/s. Short chunks re-read more u
+  // planes (8 per chunk) but give the latency-bound kernel ~8x the blocks.
+  constexpr int chunk = 8;
   // MINIMOD_PML_PER_SLAB=1: one launch per slab, so that a profiler times each face (benchmarks).
   static const bool per_slab = env_int("MINIMOD_PML_PER_SLAB", 0) != 0;
   plan_slabs(a, boxes, chunk, per_slab, "pml", [&](const PmlTiles& tiles) {
