@@ -8,8 +8,9 @@ namespace minimod::pml {
 
 /// 1 / ((1 + 2 eta)(1 + eta)): both updates' denominators from one reciprocal (a caller that
 /// inlines both computes it once). On the GPU the reciprocal instruction (rcp.approx, within
-/// 1 ulp) instead of an IEEE division: the layer's kernel is bound by its instruction count
-/// (docs/kernels.md), and two divisions were ~20 of its 170 instructions a point.
+/// 1 ulp) instead of an IEEE division: with two IEEE divisions (and their slow-path calls) the
+/// layer's kernel was bound by its instruction count; this took 30% of them away
+/// (docs/kernels.md, bench/results/2026-11-24-h100-session4.md).
 MM_HOST_DEVICE MM_FORCE_INLINE float pml_inverse_denominators(float eta) {
   const float d = (1.0f + 2.0f * eta) * (1.0f + eta);
 #if defined(__CUDA_ARCH__)

@@ -76,8 +76,6 @@ struct MapOrigin {
   int shift;
 };
 
-MM_HOST_DEVICE MM_FORCE_INLINE int k_shift(const physics::Box3&, const MapOrigin& origin) { return origin.shift; }
-
 /// The map origin of view `u` for `region`: the first tile starts at or below region.lo.k on a
 /// 128-B boundary of the allocation, so that every tile's output rows (u_next stores, u_prev and
 /// v2dt2 boxes) cover whole 32-B sectors. With rows starting mid-sector (16-B aligned, before
@@ -128,7 +126,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
 
   const int tx = blk.tx, ty = blk.ty, tid = ty * TX + tx;
   const physics::Index3 hi = a.region.hi();
-  const int k0 = a.region.lo.k - k_shift(a.region, origin) + blk.bx * TX;
+  const int k0 = a.region.lo.k - origin.shift + blk.bx * TX;
   const int j0 = a.region.lo.j + blk.by * TY;
   const int i_begin = a.region.lo.i + blk.bz * chunk;
   const int i_end = i_begin + chunk < hi.i ? i_begin + chunk : hi.i;
@@ -261,7 +259,7 @@ enum class LayerMode { none, fused, by_block };
 MM_HOST_DEVICE MM_FORCE_INLINE bool block_meets_layer(const IsoStepArgs& a, const MapOrigin& origin, int chunk,
                                                       int tx, int ty, int bx, int by, int bz) {
   const physics::Index3 hi = a.region.hi(), in_lo = a.layer.inner.lo, in_hi = a.layer.inner.hi();
-  const int k0 = a.region.lo.k - k_shift(a.region, origin) + bx * tx;
+  const int k0 = a.region.lo.k - origin.shift + bx * tx;
   const int k_lo = k0 > a.region.lo.k ? k0 : a.region.lo.k, k_hi = k0 + tx < hi.k ? k0 + tx : hi.k;
   const int j_lo = a.region.lo.j + by * ty, j_hi = j_lo + ty < hi.j ? j_lo + ty : hi.j;
   const int i_lo = a.region.lo.i + bz * chunk, i_hi = i_lo + chunk < hi.i ? i_lo + chunk : hi.i;
@@ -350,7 +348,7 @@ void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   const CUtensorMap mp = tensor_map(a.u_next, TX, TY);
   const CUtensorMap mv = tensor_map(a.v2dt2, TX, TY);
   const dim3 block(TX, TY / RY, 1);
-  const dim3 grid(ceil_div(a.region.n.k + k_shift(a.region, origin), TX), ceil_div(a.region.n.j, TY),
+  const dim3 grid(ceil_div(a.region.n.k + origin.shift, TX), ceil_div(a.region.n.j, TY),
                   ceil_div(a.region.n.i, chunk));
   kernel<<<grid, block, bytes, s>>>(a, mu, mp, mv, origin, chunk);
 }
@@ -363,7 +361,7 @@ void emulate_kernel(const IsoStepArgs& a, int chunk) {
   const HostTensorMap mu = HostTensorMap::of(a.u, TX + 2 * R, TY + 2 * R);
   const HostTensorMap mp = HostTensorMap::of(a.u_next, TX, TY);
   const HostTensorMap mv = HostTensorMap::of(a.v2dt2, TX, TY);
-  const int grid[3] = {static_cast<int>(ceil_div(a.region.n.k + k_shift(a.region, origin), TX)),
+  const int grid[3] = {static_cast<int>(ceil_div(a.region.n.k + origin.shift, TX)),
                        static_cast<int>(ceil_div(a.region.n.j, TY)),
                        static_cast<int>(ceil_div(a.region.n.i, chunk))};
   emulate_grid(grid, TX, TY / RY, shared_bytes<TX, TY, NS>(), [&](HostBlock& blk, unsigned char* raw) {
