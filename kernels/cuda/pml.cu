@@ -1,7 +1,8 @@
 // PML regions on the GPU. Minimod's damped update (pml/pml_update.hpp) streams along i: a block
-// covers a (k, j) tile of one slab and walks through a chunk of i planes, as the `streaming`
-// family does (Micikevicius 2009; notes/sai2020-digest.md §3.5): u(i-4 .. i+4) of the thread's
-// column in a register queue, the u plane with its j/k halo in shared memory, u_prev, v2dt2 and
+// covers a (k, j) tile of one slab and walks through a chunk of i planes (8: launch_pml), as the
+// `streaming` family does (Micikevicius 2009; notes/sai2020-digest.md §3.5): u(i-4 .. i+4) of the
+// thread's column in a register queue (ColumnQueue, column_queue.hpp, shared with streaming and the
+// CPML passes), the u plane with its j/k halo in shared memory, u_prev, v2dt2 and
 // aux prefetched one plane ahead; eta_y, eta_z (and their differences) are read once per thread,
 // eta_x once per plane. So a PML point moves its 24 B (u, u_prev, v2dt2, aux read; u_next, aux
 // written) plus the chunks' overlap, and the stencil's other reads are shared-memory hits.
