@@ -614,7 +614,8 @@ void emulate_cpml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>&
 }
 
 void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, cudaStream_t s) {
-  if (env_int("MINIMOD_PML_POINT", 0)) {  // the one-thread-per-point kernel, for benchmarks
+  static const bool point = env_int("MINIMOD_PML_POINT", 0) != 0;  // read once, not every step
+  if (point) {  // the one-thread-per-point kernel, for benchmarks
     for (const auto& b : boxes) {
       PmlStepArgs one = a;
       one.region = b;
