@@ -122,7 +122,8 @@ struct HostBlock {
   void fence_init() const {}
   void fence_proxy() const {}
   void expect_bytes(std::uint64_t* bar, unsigned bytes) const { state->expect_bytes(bar, bytes); }
-  void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar) const {
+  template <class Hint = int>
+  void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar, Hint = {}) const {
     float* out = static_cast<float*>(dst);
     for (int z = 0; z < m.box[2]; ++z)
       for (int y = 0; y < m.box[1]; ++y)

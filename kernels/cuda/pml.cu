@@ -210,10 +210,20 @@ MM_HOST_DEVICE MM_FORCE_INLINE StreamColumn stream_column(const PmlTiles& tiles,
 /// Minimod's damped update on the slabs of `tiles`, streamed along i (the scheme at the top of
 /// this file), `s` kSmemFloats of shared memory. Written against block_model.cuh, so that
 /// emulate_pml_stream runs it on host threads (tests/gpu/pml_stream_emulation_test.cpp).
+/// kHints (benchmark switch MINIMOD_PML_HINTS, bits): 1 reads u_prev, v2dt2, aux and writes u_next,
+/// aux as data used once (ld/st.global.cs), 2 prefetches plane i+2 of u_prev, v2dt2, aux into L2.
 #pragma nv_exec_check_disable
-template <class Block>
+template <int kHints = 0, class Block>
 MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const PmlStepArgs& a, const PmlTiles& tiles,
                                                      float* s) {
+  constexpr bool once = (kHints & 1) != 0;
+  const auto rd = [](const float* p) { return once ? load_once(p) : *p; };
+  const auto wr = [](float* p, float v) {
+    if (once)
+      store_once(p, v);
+    else
+      *p = v;
+  };
   const StreamColumn c = stream_column(tiles, blk.tx, blk.bx);
   const PmlTile& t = tiles.t[c.tile];
   const int j = c.j, k = c.k, i_begin = c.i_begin, i_end = c.i_end;
@@ -240,17 +250,25 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
 
   ColumnQueue col{c.has_u, c.klo, c.khi, c.jlo, c.jhi, sx, sy4};  // u(i-4 .. i+4), halo cells
   col.fill(pu);
-  float nup = writes ? *pp : 0.0f, nvv = writes ? load(pv) : 0.0f, nax = writes ? *pa : 0.0f;
+  float nup = writes ? rd(pp) : 0.0f, nvv = writes ? (once ? load_once(pv) : load(pv)) : 0.0f,
+        nax = writes ? rd(pa) : 0.0f;
 
   for (int i = i_begin; i < i_end; ++i) {
     col.advance();
     const float up = nup, vv = nvv, ax = nax;
     if (i + 1 < i_end) {  // prefetch plane i+1 (block-uniform condition)
       col.prefetch(pu + sx);
-      nup = writes ? pp[sx] : 0.0f;
-      nvv = writes ? load(pv + sx) : 0.0f;
-      nax = writes ? pa[sx] : 0.0f;
+      nup = writes ? rd(pp + sx) : 0.0f;
+      nvv = writes ? (once ? load_once(pv + sx) : load(pv + sx)) : 0.0f;
+      nax = writes ? rd(pa + sx) : 0.0f;
     }
+#if defined(__CUDA_ARCH__)
+    if ((kHints & 2) && writes && i + 2 < i_end) {
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(pp + 2 * sx));
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(pv + 2 * sx));
+      asm volatile("prefetch.global.L2 [%0];" ::"l"(pa + 2 * sx));
+    }
+#endif
     blk.sync();  // everyone is done reading the previous plane
     col.stage(own, S);
     blk.sync();
@@ -261,12 +279,12 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
       };
       const float ex_p = load(ex + i + 1), ex_m = load(ex + i - 1);
       const float eta = load(ex + i) + ey_j + ez_k;  // the CPU's order: (ex + ey) + ez
-      *pn = pml::pml_u_next(up, q[R], vv, physics::laplacian8(at, a.laplacian), ax, eta);
+      wr(pn, pml::pml_u_next(up, q[R], vv, physics::laplacian8(at, a.laplacian), ax, eta));
       const float grad =
           pml::pml_gradient_term(ex_p, ex_m, at(1, 0, 0), at(-1, 0, 0), a.inv_4h2[0]) +
           pml::pml_gradient_term(ey_p, ey_m, at(0, 1, 0), at(0, -1, 0), a.inv_4h2[1]) +
           pml::pml_gradient_term(ez_p, ez_m, at(0, 0, 1), at(0, 0, -1), a.inv_4h2[2]);
-      *pa = pml::pml_aux_next(ax, eta, grad);
+      wr(pa, pml::pml_aux_next(ax, eta, grad));
     }
     pu += sx;
     pn += sx;
@@ -277,9 +295,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
 }
 
 
+template <int kHints>
 __global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles tiles) {
   __shared__ float s[kSmemFloats];
-  pml_stream_block(DeviceBlock(), a, tiles, s);
+  pml_stream_block<kHints>(DeviceBlock(), a, tiles, s);
 }
 
 /// Whether the first derivative of some output in [lo, hi) with b != 0 reads cell c along that
@@ -636,8 +655,11 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   constexpr int chunk = 8;
   // MINIMOD_PML_PER_SLAB=1: one launch per slab, so that a profiler times each face (benchmarks).
   static const bool per_slab = env_int("MINIMOD_PML_PER_SLAB", 0) != 0;
+  static const int hints = env_int("MINIMOD_PML_HINTS", 0);
+  static const auto kernel = hints == 1 ? &pml_stream<1> : hints == 2 ? &pml_stream<2> : hints == 3 ? &pml_stream<3>
+                                                                                                  : &pml_stream<0>;
   plan_slabs(a, boxes, chunk, per_slab, "pml", [&](const PmlTiles& tiles) {
-    pml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+    kernel<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
     MM_CUDA_CHECK_LAUNCH("pml");
   });
 }

@@ -36,6 +36,7 @@
 #include <cudaTypedefs.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -69,6 +70,18 @@ constexpr int shared_bytes() {
   return NS * StageLayout<TX, TY>::kStageBytes + NS * 8 + 128;
 }
 
+/// L2 policies of a launch (bits): u_prev and v2dt2 evicted first (read once), the u box kept
+/// last (its halo is read by the neighbouring tiles), u_next stored as read-once (st.global.cs).
+constexpr int kHintOnceFirst = 1, kHintUKeep = 2, kHintStoreOnce = 4;
+
+int cache_hints() {
+  static const int h = [] {
+    const char* v = std::getenv("MINIMOD_TMA_HINTS");
+    return v && *v ? std::atoi(v) : 0;
+  }();
+  return h;
+}
+
 /// The halo corner of a view: tensor coordinates are relative to it; `shift` how far the first
 /// tile starts below region.lo.k (map_origin).
 struct MapOrigin {
@@ -95,17 +108,20 @@ inline MapOrigin map_origin(const physics::Box3& region, const physics::Box3& al
 template <int TX, int TY, int NS, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void stage_plane(const Block& blk, int p, int first, int i_begin, int k0, int j0,
                                                 const MapOrigin& origin, unsigned char* base, std::uint64_t* bar,
-                                                const Map& map_u, const Map& map_prev, const Map& map_v2dt2) {
+                                                const Map& map_u, const Map& map_prev, const Map& map_v2dt2,
+                                                int hints) {
   using L = StageLayout<TX, TY>;
+  const L2Hint once = (hints & kHintOnceFirst) ? L2Hint::evict_first : L2Hint::normal;
+  const L2Hint halo = (hints & kHintUKeep) ? L2Hint::evict_last : L2Hint::normal;
   const int slot = (p - first) % NS;
   unsigned char* st = base + slot * L::kStageBytes;
   const bool own = p - R >= i_begin;
   blk.expect_bytes(bar + slot, L::kTileBytes + (own ? 2 * L::kOwnBytes : 0));
-  blk.copy_3d(st, map_u, k0 - R - origin.k, j0 - R - origin.j, p - origin.i, bar + slot);
+  blk.copy_3d(st, map_u, k0 - R - origin.k, j0 - R - origin.j, p - origin.i, bar + slot, halo);
   if (own) {
-    blk.copy_3d(st + L::kUBytes, map_prev, k0 - origin.k, j0 - origin.j, p - R - origin.i, bar + slot);
+    blk.copy_3d(st + L::kUBytes, map_prev, k0 - origin.k, j0 - origin.j, p - R - origin.i, bar + slot, once);
     blk.copy_3d(st + L::kUBytes + L::kOwnBytes, map_v2dt2, k0 - origin.k, j0 - origin.j, p - R - origin.i,
-                bar + slot);
+                bar + slot, once);
   }
 }
 
@@ -116,7 +132,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_plane(const Block& blk, int p, int fir
 template <int TX, int TY, int RY, int NS, bool kLayer, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoStepArgs& a, const Map& map_u,
                                                    const Map& map_prev, const Map& map_v2dt2, MapOrigin origin,
-                                                   int chunk, unsigned char* raw) {
+                                                   int chunk, int hints, unsigned char* raw) {
   static_assert(TY % RY == 0, "RY rows per thread must divide the tile's rows");
   using L = StageLayout<TX, TY>;
   constexpr int SX = L::SX;
@@ -140,7 +156,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
   blk.sync();
   if (tid == 0)
     for (int s = 0; s < NS - 1 && first + s < last; ++s)
-      stage_plane<TX, TY, NS>(blk, first + s, first, i_begin, k0, j0, origin, base, bar, map_u, map_prev, map_v2dt2);
+      stage_plane<TX, TY, NS>(blk, first + s, first, i_begin, k0, j0, origin, base, bar, map_u, map_prev, map_v2dt2,
+                             hints);
 
   float h[RY][R + 1] = {};  // h[r][m-1] = u(p-m) of row r (m = 5: the layer's u(o-1))
   float P[RY][R] = {};      // P[r][d] = partial Laplacian of output p-4+d of row r
@@ -186,7 +203,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
     if (tid == 0 && p + NS - 1 < last) {
       blk.fence_proxy();  // the generic reads of that stage before the copy engine's writes
       stage_plane<TX, TY, NS>(blk, p + NS - 1, first, i_begin, k0, j0, origin, base, bar, map_u, map_prev,
-                              map_v2dt2);
+                              map_v2dt2, hints);
     }
     blk.wait(bar + slot, static_cast<unsigned>(n / NS) & 1u);
 
@@ -209,7 +226,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
       if (completes && writes[r]) {  // output o = p-4 is complete
         const int e = (ty * RY + r) * TX + tx;
         if (inner_out && inner_jk[r]) {
-          *out[r] = physics::leapfrog(sprev[e], h[r][R - 1], sv[e], P[r][0]);
+          const float v = physics::leapfrog(sprev[e], h[r][R - 1], sv[e], P[r][0]);
+          if (hints & kHintStoreOnce)
+            store_once(out[r], v);
+          else
+            *out[r] = v;
         } else {  // Minimod's damped update, eta rebuilt in the CPU's order (ex + ey) + ez
           const int o = p - R;
           const float* ex = lay.eta[0] + 1;
@@ -271,15 +292,15 @@ MM_HOST_DEVICE MM_FORCE_INLINE bool block_meets_layer(const IsoStepArgs& a, cons
 template <int TX, int TY, int RY, int NS, LayerMode kMode, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_mode(const Block& blk, const IsoStepArgs& a, const Map& map_u,
                                                   const Map& map_prev, const Map& map_v2dt2, MapOrigin origin,
-                                                  int chunk, unsigned char* raw) {
+                                                  int chunk, int hints, unsigned char* raw) {
   if constexpr (kMode == LayerMode::by_block) {
     if (block_meets_layer(a, origin, chunk, TX, TY, blk.bx, blk.by, blk.bz))  // block-uniform
-      semi_tma_block<TX, TY, RY, NS, true>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk, raw);
+      semi_tma_block<TX, TY, RY, NS, true>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk, hints, raw);
     else
-      semi_tma_block<TX, TY, RY, NS, false>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk, raw);
+      semi_tma_block<TX, TY, RY, NS, false>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk, hints, raw);
   } else {
     semi_tma_block<TX, TY, RY, NS, kMode == LayerMode::fused>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk,
-                                                              raw);
+                                                              hints, raw);
   }
 }
 
@@ -287,9 +308,10 @@ template <int TX, int TY, int RY, int NS, LayerMode kMode>
 __global__ void __launch_bounds__(TX * TY / RY)
     semi_tma_iso(IsoStepArgs a, const __grid_constant__ CUtensorMap map_u,
                  const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
-                 MapOrigin origin, int chunk) {
+                 MapOrigin origin, int chunk, int hints) {
   extern __shared__ unsigned char semi_tma_raw[];
-  semi_tma_mode<TX, TY, RY, NS, kMode>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, origin, chunk, semi_tma_raw);
+  semi_tma_mode<TX, TY, RY, NS, kMode>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, origin, chunk, hints,
+                                       semi_tma_raw);
 }
 
 // --- host side ----------------------------------------------------------------------------------
@@ -307,6 +329,20 @@ PFN_cuTensorMapEncodeTiled_v12000 encoder() {
   return fn;
 }
 
+/// Benchmark switches (read once): MINIMOD_TMA_PROMOTION = 0, 64, 128 or 256 (default) bytes of L2
+/// promotion of the tensor copies; MINIMOD_TMA_HINTS, bits of kHint* (default 0).
+CUtensorMapL2promotion l2_promotion() {
+  static const CUtensorMapL2promotion p = [] {
+    const char* v = std::getenv("MINIMOD_TMA_PROMOTION");
+    const int b = v && *v ? std::atoi(v) : 256;
+    return b == 0 ? CU_TENSOR_MAP_L2_PROMOTION_NONE
+           : b == 64 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+           : b == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                      : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  }();
+  return p;
+}
+
 /// A tensor map over the whole allocation of `v` (halo included), fp32, box (bx, by, 1).
 template <class T>
 CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
@@ -322,7 +358,7 @@ CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
   CUtensorMap map{};
   const CUresult rc = encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(corner), dims, strides,
                                 box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                l2_promotion(), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (rc != CUDA_SUCCESS) throw Error("semi_tma: cuTensorMapEncodeTiled failed (" + std::to_string(rc) + ")");
   return map;
 }
@@ -350,7 +386,7 @@ void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   const dim3 block(TX, TY / RY, 1);
   const dim3 grid(ceil_div(a.region.n.k + origin.shift, TX), ceil_div(a.region.n.j, TY),
                   ceil_div(a.region.n.i, chunk));
-  kernel<<<grid, block, bytes, s>>>(a, mu, mp, mv, origin, chunk);
+  kernel<<<grid, block, bytes, s>>>(a, mu, mp, mv, origin, chunk, cache_hints());
 }
 
 /// The same block body on host threads over host arrays (block_emulation.hpp): the same grid,
@@ -365,7 +401,7 @@ void emulate_kernel(const IsoStepArgs& a, int chunk) {
                        static_cast<int>(ceil_div(a.region.n.j, TY)),
                        static_cast<int>(ceil_div(a.region.n.i, chunk))};
   emulate_grid(grid, TX, TY / RY, shared_bytes<TX, TY, NS>(), [&](HostBlock& blk, unsigned char* raw) {
-    semi_tma_mode<TX, TY, RY, NS, kMode>(blk, a, mu, mp, mv, origin, chunk, raw);
+    semi_tma_mode<TX, TY, RY, NS, kMode>(blk, a, mu, mp, mv, origin, chunk, cache_hints(), raw);
   });
 }
 
