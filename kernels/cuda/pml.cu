@@ -47,7 +47,8 @@ struct PmlTile {
   int k0;      // k of the first tile's first thread (<= box.lo.k: sector-aligned rows)
   int tx, ty;  // threads per tile along k and j
   int chunk;   // i planes per block
-  int tiles_k, tiles_j;
+  int tiles_k, tiles_j, tiles_i;
+  int order[3];  // axes (0 k, 1 j, 2 i) from the fastest-varying block index to the slowest
   int first_block;
 };
 
@@ -56,6 +57,12 @@ struct PmlTiles {
   int count;
   int blocks;
 };
+
+/// An integer environment variable (benchmark switches), `fallback` when unset.
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
 
 /// The tiling of one slab: k tiles from the sector boundary at or below lo.k, one tile as wide as
 /// the slab if it fits in 32 threads (thin z faces), the block filled up with j rows; j rows and i
@@ -73,14 +80,18 @@ PmlTile make_tile(const physics::Box3& box, const float* u_lo, int chunk) {
   t.ty = std::max(R, static_cast<int>(ceil_div(box.n.j, t.tiles_j)));
   const int chunks = static_cast<int>(ceil_div(box.n.i, std::max(1, chunk)));
   t.chunk = static_cast<int>(ceil_div(box.n.i, chunks));
+  t.tiles_i = static_cast<int>(ceil_div(box.n.i, t.chunk));
+  t.order[0] = 0, t.order[1] = 1, t.order[2] = 2;
+  // MINIMOD_PML_ORDER=1 (benchmark switch): the axis with the fewest tiles varies fastest, so that
+  // a block's neighbours along every axis run at about the same time (their halos L2 hits).
+  static const bool by_count = env_int("MINIMOD_PML_ORDER", 0) != 0;
+  if (by_count) {
+    const int n[3] = {t.tiles_k, t.tiles_j, t.tiles_i};
+    std::stable_sort(t.order, t.order + 3, [&n](int x, int y) { return n[x] < n[y]; });
+  }
   return t;
 }
 
-/// An integer environment variable (benchmark switches), `fallback` when unset.
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : fallback;
-}
 
 __global__ void __launch_bounds__(kBx* kBy* kBz) pml_iso(PmlStepArgs a) {
   int i, j, k;
@@ -183,9 +194,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE StreamColumn stream_column(const PmlTiles& tiles,
   for (int b = 1; b < tiles.count; ++b)
     if (block >= tiles.t[b].first_block) c.tile = b;
   const PmlTile& t = tiles.t[c.tile];
-  const int local = block - t.first_block;
-  const int bk = local % t.tiles_k, rest = local / t.tiles_k;
-  const int bj = rest % t.tiles_j, bi = rest / t.tiles_j;
+  int rest = block - t.first_block, b[3] = {};
+  const int n[3] = {t.tiles_k, t.tiles_j, t.tiles_i};
+  for (int d = 0; d < 3; ++d) {
+    b[t.order[d]] = rest % n[t.order[d]];
+    rest /= n[t.order[d]];
+  }
+  const int bk = b[0], bj = b[1], bi = b[2];
   c.tx = thread % t.tx;
   c.ty = thread / t.tx;
   const bool active = c.ty < t.ty;  // spare threads of the block only take part in the barriers
@@ -533,8 +548,7 @@ void plan_slabs(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, i
     if ((t.ty + 2 * R) * (t.tx + 32) > kSmemFloats)
       throw Error(std::string(what) + ": tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) +
                   " does not fit the shared plane");
-    const std::int64_t blocks =
-        static_cast<std::int64_t>(t.tiles_k) * t.tiles_j * ceil_div(b.n.i, t.chunk);
+    const std::int64_t blocks = static_cast<std::int64_t>(t.tiles_k) * t.tiles_j * t.tiles_i;
     if (tiles.count == kMaxBoxes || static_cast<std::int64_t>(tiles.blocks) + blocks > INT32_MAX)
       flush();
     t.first_block = tiles.blocks;

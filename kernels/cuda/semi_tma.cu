@@ -77,7 +77,8 @@ constexpr int kHintOnceFirst = 1, kHintUKeep = 2, kHintStoreOnce = 4;
 int cache_hints() {
   static const int h = [] {
     const char* v = std::getenv("MINIMOD_TMA_HINTS");
-    return v && *v ? std::atoi(v) : 0;
+    const char* g = std::getenv("MINIMOD_TMA_GROUP");  // j rows per group of the launch order
+    return (v && *v ? std::atoi(v) : 0) | (g && *g ? std::atoi(g) << 8 : 0);
   }();
   return h;
 }
@@ -287,12 +288,27 @@ MM_HOST_DEVICE MM_FORCE_INLINE bool block_meets_layer(const IsoStepArgs& a, cons
   return k_lo < in_lo.k || k_hi > in_hi.k || j_lo < in_lo.j || j_hi > in_hi.j || i_lo < in_lo.i || i_hi > in_hi.i;
 }
 
+/// The (k, j) tile of the block launched as (bx, by) when the launch order runs through groups of
+/// `group` j rows, j fastest within a group (0: k fastest, the launch order itself), so that a
+/// tile's j neighbours start soon after it and find its halo rows in L2.
+MM_HOST_DEVICE MM_FORCE_INLINE void group_order(int group, int tiles_k, int tiles_j, int& bx, int& by) {
+  if (group <= 0) return;
+  const int lin = by * tiles_k + bx, g = lin / (group * tiles_k);
+  const int rows = group < tiles_j - g * group ? group : tiles_j - g * group;
+  const int r = lin - g * group * tiles_k;
+  by = g * group + r % rows;
+  bx = r / rows;
+}
+
 /// One block under `kMode` (the body's instantiations above).
 #pragma nv_exec_check_disable
 template <int TX, int TY, int RY, int NS, LayerMode kMode, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_mode(const Block& blk, const IsoStepArgs& a, const Map& map_u,
+MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_mode(const Block& launched, const IsoStepArgs& a, const Map& map_u,
                                                   const Map& map_prev, const Map& map_v2dt2, MapOrigin origin,
                                                   int chunk, int hints, unsigned char* raw) {
+  Block blk = launched;
+  group_order(hints >> 8, (a.region.n.k + origin.shift + TX - 1) / TX, (a.region.n.j + TY - 1) / TY, blk.bx,
+              blk.by);
   if constexpr (kMode == LayerMode::by_block) {
     if (block_meets_layer(a, origin, chunk, TX, TY, blk.bx, blk.by, blk.bz))  // block-uniform
       semi_tma_block<TX, TY, RY, NS, true>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk, hints, raw);
