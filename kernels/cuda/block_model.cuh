@@ -8,11 +8,15 @@
 //   blk.expect_bytes(bar, bytes)             arrive once and announce `bytes` of copies
 //   blk.copy_3d(dst, map, c0, c1, c2, bar[, hint])  a tensor-map box into shared memory, completing
 //                                            on bar (hint: the L2 eviction priority of its lines)
+//   blk.copy_async4(dst, src)                4 bytes global -> shared (cp.async), in the open group
+//   blk.commit()                             closes the thread's group of cp.async copies
+//   blk.wait_prior<N>()                      until all but the N latest groups have landed
 //   blk.wait(bar, parity)                    until the phase of that parity has completed (traps
 //                                            rather than hang when it never does)
 // DeviceBlock maps them to CUDA (sm_90: mbarrier and cp.async.bulk.tensor, TMA).
 #pragma once
 #include <cuda.h>
+#include <cuda_pipeline.h>
 
 #include <cstdint>
 
@@ -69,6 +73,14 @@ struct DeviceBlock {
         "[%1, {%2, %3, %4}], [%5], %6;" ::"r"(smem_address(dst)),
         "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar)), "l"(policy)
         : "memory");
+  }
+  __device__ __forceinline__ void copy_async4(float* dst, const float* src) const {
+    __pipeline_memcpy_async(dst, src, 4);
+  }
+  __device__ __forceinline__ void commit() const { __pipeline_commit(); }
+  template <int N>
+  __device__ __forceinline__ void wait_prior() const {
+    __pipeline_wait_prior(N);
   }
   /// Returns whether the phase of that parity has completed (mbarrier.try_wait suspends the
   /// thread for a while before it gives up).
