@@ -40,25 +40,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE float load(const T* p) {
 #endif
 }
 
-/// Reads data used once (ld.global.cs: evicted first from L1 and L2) on the GPU, plainly on the host.
-template <class T>
-MM_HOST_DEVICE MM_FORCE_INLINE float load_once(const T* p) {
-#if defined(__CUDA_ARCH__)
-  return __ldcs(p);
-#else
-  return *p;
-#endif
-}
-
-/// Writes data no one reads again in this step (st.global.cs) on the GPU, plainly on the host.
-MM_HOST_DEVICE MM_FORCE_INLINE void store_once(float* p, float v) {
-#if defined(__CUDA_ARCH__)
-  __stcs(p, v);
-#else
-  *p = v;
-#endif
-}
-
 /// The new p and q of an inner point (leapfrog), given the right-hand sides.
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_leapfrog(const TtiStepArgs& g, std::int64_t o, const physics::TtiRhs& r) {
   const float v2 = load(g.v2dt2.origin + o);

@@ -122,8 +122,7 @@ struct HostBlock {
   void fence_init() const {}
   void fence_proxy() const {}
   void expect_bytes(std::uint64_t* bar, unsigned bytes) const { state->expect_bytes(bar, bytes); }
-  template <class Hint = int>
-  void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar, Hint = {}) const {
+  void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar) const {
     float* out = static_cast<float*>(dst);
     for (int z = 0; z < m.box[2]; ++z)
       for (int y = 0; y < m.box[1]; ++y)
@@ -135,11 +134,6 @@ struct HostBlock {
     state->landed(bar, m.bytes());
   }
   void wait(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }
-  // cp.async: the copy lands at once (a body must still not read it before wait_prior).
-  void copy_async4(float* dst, const float* src) const { *dst = *src; }
-  void commit() const {}
-  template <int N>
-  void wait_prior() const {}
 };
 
 /// Runs body(blk, shared) for every thread of every block of `grid`, blocks of (bx, by) threads,

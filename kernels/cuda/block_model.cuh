@@ -6,25 +6,16 @@
 //   blk.fence_init()                         mbarrier inits visible to the copy engine
 //   blk.fence_proxy()                        earlier generic accesses ordered before async copies
 //   blk.expect_bytes(bar, bytes)             arrive once and announce `bytes` of copies
-//   blk.copy_3d(dst, map, c0, c1, c2, bar[, hint])  a tensor-map box into shared memory, completing
-//                                            on bar (hint: the L2 eviction priority of its lines)
-//   blk.copy_async4(dst, src)                4 bytes global -> shared (cp.async), in the open group
-//   blk.commit()                             closes the thread's group of cp.async copies
-//   blk.wait_prior<N>()                      until all but the N latest groups have landed
+//   blk.copy_3d(dst, map, c0, c1, c2, bar)   a tensor-map box into shared memory, completing on bar
 //   blk.wait(bar, parity)                    until the phase of that parity has completed (traps
 //                                            rather than hang when it never does)
 // DeviceBlock maps them to CUDA (sm_90: mbarrier and cp.async.bulk.tensor, TMA).
 #pragma once
 #include <cuda.h>
-#include <cuda_pipeline.h>
 
 #include <cstdint>
 
 namespace minimod::kernels::cuda {
-
-/// The L2 eviction priority a tensor copy gives the lines it reads (createpolicy): `evict_first`
-/// for data read once, `evict_last` for data other blocks read again (halos).
-enum class L2Hint : int { normal = 0, evict_first = 1, evict_last = 2 };
 
 __device__ __forceinline__ unsigned smem_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
@@ -54,33 +45,12 @@ struct DeviceBlock {
                  : "memory");
   }
   __device__ __forceinline__ void copy_3d(void* dst, const CUtensorMap& map, int c0, int c1, int c2,
-                                          std::uint64_t* bar, L2Hint hint = L2Hint::normal) const {
-    if (hint == L2Hint::normal) {
-      asm volatile(
-          "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
-          "[%5];" ::"r"(smem_address(dst)),
-          "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar))
-          : "memory");
-      return;
-    }
-    std::uint64_t policy = 0;
-    if (hint == L2Hint::evict_first)
-      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-    else
-      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+                                          std::uint64_t* bar) const {
     asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], "
-        "[%1, {%2, %3, %4}], [%5], %6;" ::"r"(smem_address(dst)),
-        "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar)), "l"(policy)
+        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
+        "[%5];" ::"r"(smem_address(dst)),
+        "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar))
         : "memory");
-  }
-  __device__ __forceinline__ void copy_async4(float* dst, const float* src) const {
-    __pipeline_memcpy_async(dst, src, 4);
-  }
-  __device__ __forceinline__ void commit() const { __pipeline_commit(); }
-  template <int N>
-  __device__ __forceinline__ void wait_prior() const {
-    __pipeline_wait_prior(N);
   }
   /// Returns whether the phase of that parity has completed (mbarrier.try_wait suspends the
   /// thread for a while before it gives up).

@@ -27,7 +27,7 @@ void emulate_cpml_psi_stream(const PmlStepArgs& a, const std::vector<physics::Bo
 void emulate_cpml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk);
 
 /// Minimod's damped update (pml.cu's pml_stream) on every box of `boxes`, emulated, `chunk` i
-/// planes per block, the point's u_prev, v2dt2 and aux loaded `ahead` planes ahead (1, 2 or 3).
-void emulate_pml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk, int ahead = 1);
+/// planes per block.
+void emulate_pml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk);
 
 }  // namespace minimod::kernels::cuda

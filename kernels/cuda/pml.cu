@@ -40,7 +40,6 @@ constexpr int R = physics::kRadius;
 constexpr int kThreads = 256;     // block size; a tile uses tx * ty <= kThreads of them
 constexpr int kMaxBoxes = 8;      // slabs per launch (6 PML faces)
 constexpr int kSmemFloats = 2600;  // (ty + 8) * (tx + 32) for every tile shape make_tile picks
-constexpr int kRingFloats = 4 * 3 * kThreads;  // pml_stream's cp.async ring (up to 3 planes ahead)
 
 /// One slab cut into (k, j) tiles and i chunks; blocks [first_block, next box's first_block).
 struct PmlTile {
@@ -59,15 +58,13 @@ struct PmlTiles {
   int blocks;
 };
 
-/// An integer environment variable (benchmark switches), `fallback` when unset.
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : fallback;
-}
-
 /// The tiling of one slab: k tiles from the sector boundary at or below lo.k, one tile as wide as
 /// the slab if it fits in 32 threads (thin z faces), the block filled up with j rows; j rows and i
-/// planes split evenly over their tiles and chunks.
+/// planes split evenly over their tiles and chunks. The launch order runs fastest along the axis
+/// with the fewest tiles, then the next (an x face: i chunks, k, j; a y face: j, k, i; a z face:
+/// i, j), so that a block's neighbours along every axis run at about the same time and read its
+/// halo cells from L2: H100, 1000^3, semi_tma 64x32x128 inside, 138.3 -> 139.1 GPts/s, the layer's
+/// DRAM reads 3.11 -> 2.93 GB a step (bench/results/2026-11-24-h100-session5.md).
 PmlTile make_tile(const physics::Box3& box, const float* u_lo, int chunk) {
   PmlTile t{};
   t.box = box;
@@ -82,17 +79,17 @@ PmlTile make_tile(const physics::Box3& box, const float* u_lo, int chunk) {
   const int chunks = static_cast<int>(ceil_div(box.n.i, std::max(1, chunk)));
   t.chunk = static_cast<int>(ceil_div(box.n.i, chunks));
   t.tiles_i = static_cast<int>(ceil_div(box.n.i, t.chunk));
+  const int n[3] = {t.tiles_k, t.tiles_j, t.tiles_i};
   t.order[0] = 0, t.order[1] = 1, t.order[2] = 2;
-  // MINIMOD_PML_ORDER=1 (benchmark switch): the axis with the fewest tiles varies fastest, so that
-  // a block's neighbours along every axis run at about the same time (their halos L2 hits).
-  static const bool by_count = env_int("MINIMOD_PML_ORDER", 0) != 0;
-  if (by_count) {
-    const int n[3] = {t.tiles_k, t.tiles_j, t.tiles_i};
-    std::stable_sort(t.order, t.order + 3, [&n](int x, int y) { return n[x] < n[y]; });
-  }
+  std::stable_sort(t.order, t.order + 3, [&n](int x, int y) { return n[x] < n[y]; });
   return t;
 }
 
+/// An integer environment variable (benchmark switches), `fallback` when unset.
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::atoi(v) : fallback;
+}
 
 __global__ void __launch_bounds__(kBx* kBy* kBz) pml_iso(PmlStepArgs a) {
   int i, j, k;
@@ -229,28 +226,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE StreamColumn stream_column(const PmlTiles& tiles,
 /// Minimod's damped update on the slabs of `tiles`, streamed along i (the scheme at the top of
 /// this file), `s` kSmemFloats of shared memory. Written against block_model.cuh, so that
 /// emulate_pml_stream runs it on host threads (tests/gpu/pml_stream_emulation_test.cpp).
-/// u_prev, v2dt2 and aux at offset `off` into the thread's ring cells (kThreads apart) by cp.async
-/// where `copy`, and the thread's commit group (empty otherwise, so that groups count planes).
 #pragma nv_exec_check_disable
 template <class Block>
-MM_HOST_DEVICE MM_FORCE_INLINE void copy_point_plane(const Block& blk, bool copy, float* cell, const float* pp,
-                                                     const float* pv, const float* pa, std::int64_t off) {
-  if (copy) {
-    blk.copy_async4(cell, pp + off);
-    blk.copy_async4(cell + kThreads, pv + off);
-    blk.copy_async4(cell + 2 * kThreads, pa + off);
-  }
-  blk.commit();
-}
-
-/// kAhead: how many planes ahead u_prev, v2dt2 and aux of the thread's point are loaded: 1 into
-/// registers, >= 2 by cp.async into the thread's cells of a ring of kAhead + 1 planes after the
-/// shared u plane (kRingFloats). kL2Ahead (benchmark switch): prefetches those of plane i+2 into L2.
-#pragma nv_exec_check_disable
-template <int kAhead = 1, bool kL2Ahead = false, class Block>
 MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const PmlStepArgs& a, const PmlTiles& tiles,
                                                      float* s) {
-  static_assert(kAhead >= 1 && (kAhead + 1) * 3 * kThreads <= kRingFloats, "the ring holds kAhead + 1 planes");
   const StreamColumn c = stream_column(tiles, blk.tx, blk.bx);
   const PmlTile& t = tiles.t[c.tile];
   const int j = c.j, k = c.k, i_begin = c.i_begin, i_end = c.i_end;
@@ -277,44 +256,17 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
 
   ColumnQueue col{c.has_u, c.klo, c.khi, c.jlo, c.jhi, sx, sy4};  // u(i-4 .. i+4), halo cells
   col.fill(pu);
-  // kAhead >= 2: the ring's cells of this thread, [slot][u_prev, v2dt2, aux], kThreads apart.
-  constexpr int kSlots = kAhead + 1;
-  float* const ring = s + kSmemFloats + blk.tx;
-  float nup = 0.0f, nvv = 0.0f, nax = 0.0f;
-  if constexpr (kAhead == 1) {
-    nup = writes ? *pp : 0.0f, nvv = writes ? load(pv) : 0.0f, nax = writes ? *pa : 0.0f;
-  } else {
-    for (int n = 0; n < kAhead; ++n)  // plane i_begin + n into slot n
-      copy_point_plane(blk, writes && i_begin + n < i_end, ring + n * 3 * kThreads, pp, pv, pa, n * sx);
-  }
+  float nup = writes ? *pp : 0.0f, nvv = writes ? load(pv) : 0.0f, nax = writes ? *pa : 0.0f;
 
   for (int i = i_begin; i < i_end; ++i) {
     col.advance();
-    float up = nup, vv = nvv, ax = nax;
-    if constexpr (kAhead > 1) {
-      const int n = i - i_begin;
-      const int m = n + kAhead;  // into the slot plane n-1 used (only this thread reads its cells)
-      copy_point_plane(blk, writes && i_begin + m < i_end, ring + (m % kSlots) * 3 * kThreads, pp, pv, pa,
-                       kAhead * sx);  // pp, pv, pa point at plane i
-      blk.template wait_prior<kAhead>();
-      const float* cell = ring + (n % kSlots) * 3 * kThreads;
-      up = cell[0], vv = cell[kThreads], ax = cell[2 * kThreads];
-    }
+    const float up = nup, vv = nvv, ax = nax;
     if (i + 1 < i_end) {  // prefetch plane i+1 (block-uniform condition)
       col.prefetch(pu + sx);
-      if constexpr (kAhead == 1) {
-        nup = writes ? pp[sx] : 0.0f;
-        nvv = writes ? load(pv + sx) : 0.0f;
-        nax = writes ? pa[sx] : 0.0f;
-      }
+      nup = writes ? pp[sx] : 0.0f;
+      nvv = writes ? load(pv + sx) : 0.0f;
+      nax = writes ? pa[sx] : 0.0f;
     }
-#if defined(__CUDA_ARCH__)
-    if (kL2Ahead && writes && i + 2 < i_end) {
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(pp + 2 * sx));
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(pv + 2 * sx));
-      asm volatile("prefetch.global.L2 [%0];" ::"l"(pa + 2 * sx));
-    }
-#endif
     blk.sync();  // everyone is done reading the previous plane
     col.stage(own, S);
     blk.sync();
@@ -341,10 +293,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
 }
 
 
-template <int kAhead, bool kL2Ahead>
 __global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles tiles) {
-  __shared__ float s[kSmemFloats + (kAhead > 1 ? kRingFloats : 0)];
-  pml_stream_block<kAhead, kL2Ahead>(DeviceBlock(), a, tiles, s);
+  __shared__ float s[kSmemFloats];
+  pml_stream_block(DeviceBlock(), a, tiles, s);
 }
 
 /// Whether the first derivative of some output in [lo, hi) with b != 0 reads cell c along that
@@ -697,33 +648,18 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   // 64x32x64 inside, 1000^3 / 512^3): 4: 136.8 / 116.5, 6: 138.0 / 117.4, 8: 138.3 / 117.8,
   // 12: 137.8 / 116.5, 16: 136.8 / 115.7, 64: 134.9 / 113.9 GPts/s. Short chunks re-read more u
   // planes (8 per chunk) but give the latency-bound kernel ~8x the blocks.
-  static const int chunk = env_int("MINIMOD_PML_CHUNK", 8);  // benchmark switch
+  constexpr int chunk = 8;
   // MINIMOD_PML_PER_SLAB=1: one launch per slab, so that a profiler times each face (benchmarks).
   static const bool per_slab = env_int("MINIMOD_PML_PER_SLAB", 0) != 0;
-  // Benchmark switches: MINIMOD_PML_AHEAD (1, 2, 3: planes of u_prev, v2dt2, aux loaded ahead),
-  // MINIMOD_PML_L2AHEAD=1 (plane i+2 of them prefetched into L2).
-  static const int ahead = env_int("MINIMOD_PML_AHEAD", 1);
-  static const bool l2 = env_int("MINIMOD_PML_L2AHEAD", 0) != 0;
-  static const auto kernel = ahead == 3 ? &pml_stream<3, false>
-                             : ahead == 2 ? &pml_stream<2, false>
-                             : l2         ? &pml_stream<1, true>
-                                          : &pml_stream<1, false>;
   plan_slabs(a, boxes, chunk, per_slab, "pml", [&](const PmlTiles& tiles) {
-    kernel<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+    pml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
     MM_CUDA_CHECK_LAUNCH("pml");
   });
 }
 
-void emulate_pml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk, int ahead) {
+void emulate_pml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk) {
   plan_slabs(a, boxes, chunk, false, "pml", [&](const PmlTiles& tiles) {
-    emulate_tiles(tiles, kSmemFloats + kRingFloats, [&](HostBlock& blk, float* sm) {
-      if (ahead == 3)
-        pml_stream_block<3>(blk, a, tiles, sm);
-      else if (ahead == 2)
-        pml_stream_block<2>(blk, a, tiles, sm);
-      else
-        pml_stream_block<1>(blk, a, tiles, sm);
-    });
+    emulate_tiles(tiles, kSmemFloats, [&](HostBlock& blk, float* sm) { pml_stream_block(blk, a, tiles, sm); });
   });
 }
 

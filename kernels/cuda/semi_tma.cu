@@ -36,7 +36,6 @@
 #include <cudaTypedefs.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -70,19 +69,6 @@ constexpr int shared_bytes() {
   return NS * StageLayout<TX, TY>::kStageBytes + NS * 8 + 128;
 }
 
-/// L2 policies of a launch (bits): u_prev and v2dt2 evicted first (read once), the u box kept
-/// last (its halo is read by the neighbouring tiles), u_next stored as read-once (st.global.cs).
-constexpr int kHintOnceFirst = 1, kHintUKeep = 2, kHintStoreOnce = 4;
-
-int cache_hints() {
-  static const int h = [] {
-    const char* v = std::getenv("MINIMOD_TMA_HINTS");
-    const char* g = std::getenv("MINIMOD_TMA_GROUP");  // j rows per group of the launch order
-    return (v && *v ? std::atoi(v) : 0) | (g && *g ? std::atoi(g) << 8 : 0);
-  }();
-  return h;
-}
-
 /// The halo corner of a view: tensor coordinates are relative to it; `shift` how far the first
 /// tile starts below region.lo.k (map_origin).
 struct MapOrigin {
@@ -109,20 +95,17 @@ inline MapOrigin map_origin(const physics::Box3& region, const physics::Box3& al
 template <int TX, int TY, int NS, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void stage_plane(const Block& blk, int p, int first, int i_begin, int k0, int j0,
                                                 const MapOrigin& origin, unsigned char* base, std::uint64_t* bar,
-                                                const Map& map_u, const Map& map_prev, const Map& map_v2dt2,
-                                                int hints) {
+                                                const Map& map_u, const Map& map_prev, const Map& map_v2dt2) {
   using L = StageLayout<TX, TY>;
-  const L2Hint once = (hints & kHintOnceFirst) ? L2Hint::evict_first : L2Hint::normal;
-  const L2Hint halo = (hints & kHintUKeep) ? L2Hint::evict_last : L2Hint::normal;
   const int slot = (p - first) % NS;
   unsigned char* st = base + slot * L::kStageBytes;
   const bool own = p - R >= i_begin;
   blk.expect_bytes(bar + slot, L::kTileBytes + (own ? 2 * L::kOwnBytes : 0));
-  blk.copy_3d(st, map_u, k0 - R - origin.k, j0 - R - origin.j, p - origin.i, bar + slot, halo);
+  blk.copy_3d(st, map_u, k0 - R - origin.k, j0 - R - origin.j, p - origin.i, bar + slot);
   if (own) {
-    blk.copy_3d(st + L::kUBytes, map_prev, k0 - origin.k, j0 - origin.j, p - R - origin.i, bar + slot, once);
+    blk.copy_3d(st + L::kUBytes, map_prev, k0 - origin.k, j0 - origin.j, p - R - origin.i, bar + slot);
     blk.copy_3d(st + L::kUBytes + L::kOwnBytes, map_v2dt2, k0 - origin.k, j0 - origin.j, p - R - origin.i,
-                bar + slot, once);
+                bar + slot);
   }
 }
 
@@ -133,7 +116,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_plane(const Block& blk, int p, int fir
 template <int TX, int TY, int RY, int NS, bool kLayer, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoStepArgs& a, const Map& map_u,
                                                    const Map& map_prev, const Map& map_v2dt2, MapOrigin origin,
-                                                   int chunk, int hints, unsigned char* raw) {
+                                                   int chunk, unsigned char* raw) {
   static_assert(TY % RY == 0, "RY rows per thread must divide the tile's rows");
   using L = StageLayout<TX, TY>;
   constexpr int SX = L::SX;
@@ -157,8 +140,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
   blk.sync();
   if (tid == 0)
     for (int s = 0; s < NS - 1 && first + s < last; ++s)
-      stage_plane<TX, TY, NS>(blk, first + s, first, i_begin, k0, j0, origin, base, bar, map_u, map_prev, map_v2dt2,
-                             hints);
+      stage_plane<TX, TY, NS>(blk, first + s, first, i_begin, k0, j0, origin, base, bar, map_u, map_prev, map_v2dt2);
 
   float h[RY][R + 1] = {};  // h[r][m-1] = u(p-m) of row r (m = 5: the layer's u(o-1))
   float P[RY][R] = {};      // P[r][d] = partial Laplacian of output p-4+d of row r
@@ -204,7 +186,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
     if (tid == 0 && p + NS - 1 < last) {
       blk.fence_proxy();  // the generic reads of that stage before the copy engine's writes
       stage_plane<TX, TY, NS>(blk, p + NS - 1, first, i_begin, k0, j0, origin, base, bar, map_u, map_prev,
-                              map_v2dt2, hints);
+                              map_v2dt2);
     }
     blk.wait(bar + slot, static_cast<unsigned>(n / NS) & 1u);
 
@@ -227,11 +209,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
       if (completes && writes[r]) {  // output o = p-4 is complete
         const int e = (ty * RY + r) * TX + tx;
         if (inner_out && inner_jk[r]) {
-          const float v = physics::leapfrog(sprev[e], h[r][R - 1], sv[e], P[r][0]);
-          if (hints & kHintStoreOnce)
-            store_once(out[r], v);
-          else
-            *out[r] = v;
+          *out[r] = physics::leapfrog(sprev[e], h[r][R - 1], sv[e], P[r][0]);
         } else {  // Minimod's damped update, eta rebuilt in the CPU's order (ex + ey) + ez
           const int o = p - R;
           const float* ex = lay.eta[0] + 1;
@@ -288,35 +266,20 @@ MM_HOST_DEVICE MM_FORCE_INLINE bool block_meets_layer(const IsoStepArgs& a, cons
   return k_lo < in_lo.k || k_hi > in_hi.k || j_lo < in_lo.j || j_hi > in_hi.j || i_lo < in_lo.i || i_hi > in_hi.i;
 }
 
-/// The (k, j) tile of the block launched as (bx, by) when the launch order runs through groups of
-/// `group` j rows, j fastest within a group (0: k fastest, the launch order itself), so that a
-/// tile's j neighbours start soon after it and find its halo rows in L2.
-MM_HOST_DEVICE MM_FORCE_INLINE void group_order(int group, int tiles_k, int tiles_j, int& bx, int& by) {
-  if (group <= 0) return;
-  const int lin = by * tiles_k + bx, g = lin / (group * tiles_k);
-  const int rows = group < tiles_j - g * group ? group : tiles_j - g * group;
-  const int r = lin - g * group * tiles_k;
-  by = g * group + r % rows;
-  bx = r / rows;
-}
-
 /// One block under `kMode` (the body's instantiations above).
 #pragma nv_exec_check_disable
 template <int TX, int TY, int RY, int NS, LayerMode kMode, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_mode(const Block& launched, const IsoStepArgs& a, const Map& map_u,
+MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_mode(const Block& blk, const IsoStepArgs& a, const Map& map_u,
                                                   const Map& map_prev, const Map& map_v2dt2, MapOrigin origin,
-                                                  int chunk, int hints, unsigned char* raw) {
-  Block blk = launched;
-  group_order(hints >> 8, (a.region.n.k + origin.shift + TX - 1) / TX, (a.region.n.j + TY - 1) / TY, blk.bx,
-              blk.by);
+                                                  int chunk, unsigned char* raw) {
   if constexpr (kMode == LayerMode::by_block) {
     if (block_meets_layer(a, origin, chunk, TX, TY, blk.bx, blk.by, blk.bz))  // block-uniform
-      semi_tma_block<TX, TY, RY, NS, true>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk, hints, raw);
+      semi_tma_block<TX, TY, RY, NS, true>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk, raw);
     else
-      semi_tma_block<TX, TY, RY, NS, false>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk, hints, raw);
+      semi_tma_block<TX, TY, RY, NS, false>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk, raw);
   } else {
     semi_tma_block<TX, TY, RY, NS, kMode == LayerMode::fused>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk,
-                                                              hints, raw);
+                                                              raw);
   }
 }
 
@@ -324,10 +287,9 @@ template <int TX, int TY, int RY, int NS, LayerMode kMode>
 __global__ void __launch_bounds__(TX * TY / RY)
     semi_tma_iso(IsoStepArgs a, const __grid_constant__ CUtensorMap map_u,
                  const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
-                 MapOrigin origin, int chunk, int hints) {
+                 MapOrigin origin, int chunk) {
   extern __shared__ unsigned char semi_tma_raw[];
-  semi_tma_mode<TX, TY, RY, NS, kMode>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, origin, chunk, hints,
-                                       semi_tma_raw);
+  semi_tma_mode<TX, TY, RY, NS, kMode>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, origin, chunk, semi_tma_raw);
 }
 
 // --- host side ----------------------------------------------------------------------------------
@@ -345,20 +307,6 @@ PFN_cuTensorMapEncodeTiled_v12000 encoder() {
   return fn;
 }
 
-/// Benchmark switches (read once): MINIMOD_TMA_PROMOTION = 0, 64, 128 or 256 (default) bytes of L2
-/// promotion of the tensor copies; MINIMOD_TMA_HINTS, bits of kHint* (default 0).
-CUtensorMapL2promotion l2_promotion() {
-  static const CUtensorMapL2promotion p = [] {
-    const char* v = std::getenv("MINIMOD_TMA_PROMOTION");
-    const int b = v && *v ? std::atoi(v) : 256;
-    return b == 0 ? CU_TENSOR_MAP_L2_PROMOTION_NONE
-           : b == 64 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-           : b == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-                      : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-  }();
-  return p;
-}
-
 /// A tensor map over the whole allocation of `v` (halo included), fp32, box (bx, by, 1).
 template <class T>
 CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
@@ -374,7 +322,7 @@ CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
   CUtensorMap map{};
   const CUresult rc = encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(corner), dims, strides,
                                 box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                l2_promotion(), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (rc != CUDA_SUCCESS) throw Error("semi_tma: cuTensorMapEncodeTiled failed (" + std::to_string(rc) + ")");
   return map;
 }
@@ -402,7 +350,7 @@ void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   const dim3 block(TX, TY / RY, 1);
   const dim3 grid(ceil_div(a.region.n.k + origin.shift, TX), ceil_div(a.region.n.j, TY),
                   ceil_div(a.region.n.i, chunk));
-  kernel<<<grid, block, bytes, s>>>(a, mu, mp, mv, origin, chunk, cache_hints());
+  kernel<<<grid, block, bytes, s>>>(a, mu, mp, mv, origin, chunk);
 }
 
 /// The same block body on host threads over host arrays (block_emulation.hpp): the same grid,
@@ -417,7 +365,7 @@ void emulate_kernel(const IsoStepArgs& a, int chunk) {
                        static_cast<int>(ceil_div(a.region.n.j, TY)),
                        static_cast<int>(ceil_div(a.region.n.i, chunk))};
   emulate_grid(grid, TX, TY / RY, shared_bytes<TX, TY, NS>(), [&](HostBlock& blk, unsigned char* raw) {
-    semi_tma_mode<TX, TY, RY, NS, kMode>(blk, a, mu, mp, mv, origin, chunk, cache_hints(), raw);
+    semi_tma_mode<TX, TY, RY, NS, kMode>(blk, a, mu, mp, mv, origin, chunk, raw);
   });
 }
 
