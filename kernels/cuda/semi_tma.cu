@@ -389,7 +389,9 @@ constexpr Variant variant() {
 // (k, j) output tiles: x = TX, y = TY; RY rows per thread, so TX * TY / RY threads.
 const Variant kVariants[] = {variant<64, 8, 1, 4>(), variant<32, 16, 2, 4>(), variant<64, 16, 2, 4>(),
                              variant<32, 32, 4, 4>(), variant<64, 32, 4, 3>(), variant<64, 64, 8, 3>(),
-                             variant<128, 32, 8, 3>(), variant<128, 16, 4, 3>()};
+                             variant<128, 32, 8, 3>(), variant<128, 16, 4, 3>(), variant<128, 24, 4, 3>(),
+                             variant<192, 16, 4, 3>(), variant<128, 8, 2, 4>(), variant<96, 32, 4, 3>(),
+                             variant<192, 8, 2, 4>()};
 
 /// The three families of these kernels, by how they take Minimod's layer (LayerMode):
 /// `semi_tma` leaves it to pml.cu's kernel (on its own stream, beside the inner launch),
@@ -437,7 +439,7 @@ KernelFamily family() {
   f.name = name(kFamily);
   f.propagators = {PropagatorKind::acoustic_iso};
   // x = 64 or 32 along k, y rows along j (2 or 4 per thread on the taller tiles), z planes per chunk.
-  f.tunables = {{64, 8, 64}, {32, 16, 64}, {64, 16, 64}, {32, 32, 64}, {64, 32, 64}, {64, 32, 32}, {64, 16, 128}, {64, 64, 64}, {128, 32, 64}, {128, 16, 64}};
+  f.tunables = {{64, 8, 64}, {32, 16, 64}, {64, 16, 64}, {32, 32, 64}, {64, 32, 64}, {64, 32, 32}, {64, 16, 128}, {64, 64, 64}, {128, 32, 64}, {128, 16, 64}, {128, 24, 64}, {192, 16, 64}, {128, 8, 64}, {96, 32, 64}, {192, 8, 64}};
   f.launch = &launch<kFamily>;
   f.description =
       kFamily == LayerMode::none ? "semi with tensor-copy (TMA) plane staging on an mbarrier ring, several rows per thread; sm_90+"
