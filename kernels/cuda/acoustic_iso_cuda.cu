@@ -36,9 +36,9 @@ class CudaAcousticIso final : public Propagator {
         regions_(problem_regions(problem)),
         split_(split_shell(problem.grid.shape, problem.halo)),
         shell_family_(&find_family("gmem", PropagatorKind::acoustic_iso)) {
-    // A two-step family on one whole grid (the usual case) will add two wavefields at its first
-    // pair: counted here, so that a grid without room for them fails before the run starts.
-    check_fits(cuda_memory_plan(problem, 0) + (pairs_for(family, problem.halo.any()) ? 2 * layout_.elements() * 4 : 0));
+    // A two-step family on one whole grid (the usual case) adds two wavefields at its first pair:
+    // counted here, so that a grid without room for them fails before the run starts.
+    check_fits(cuda_memory_plan(problem, 0, pairs_for(family, problem.halo.any())));
     const std::int64_t n = layout_.elements();
     u_ = DeviceBuffer<float>(n, "u");
     u_prev_ = DeviceBuffer<float>(n, "u_prev");
@@ -644,9 +644,9 @@ class CudaAcousticIso final : public Propagator {
 
 }  // namespace
 
-std::int64_t cuda_memory_plan(const AcousticIsoProblem& problem, int receivers) {
+std::int64_t cuda_memory_plan(const AcousticIsoProblem& problem, int receivers, bool two_step) {
   const auto layout = FieldLayout::make(problem.grid.box(), physics::kRadius);
-  const int fields = problem.pml_kind == pml::PmlKind::minimod ? 4 : 9;
+  const int fields = (problem.pml_kind == pml::PmlKind::minimod ? 4 : 9) + (two_step ? 2 : 0);
   std::int64_t bytes = fields * layout.elements() * 4;
   for (int a = 0; a < 3; ++a)
     bytes += static_cast<std::int64_t>(problem.damping.eta[a].size() + problem.cpml.a[a].size() +

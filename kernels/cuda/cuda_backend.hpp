@@ -26,7 +26,8 @@ double measure_copy_bandwidth();
 /// "NVIDIA H100 80GB HBM3" etc.
 std::string device_name();
 
-/// Bytes the CUDA propagator allocates for this problem (the memory plan).
-std::int64_t cuda_memory_plan(const AcousticIsoProblem& problem, int receivers);
+/// Bytes the CUDA propagator allocates for this problem (the memory plan); `two_step`: with the
+/// two spare wavefields of a two-step family (KernelFamily::launch_pair).
+std::int64_t cuda_memory_plan(const AcousticIsoProblem& problem, int receivers, bool two_step = false);
 
 }  // namespace minimod::kernels::cuda

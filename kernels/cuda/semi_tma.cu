@@ -35,6 +35,7 @@
 #include <cuda.h>
 #include <cudaTypedefs.h>
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -408,15 +409,26 @@ LayerMode mode_of(const IsoStepArgs& a) {
   return a.layer.aux.origin == nullptr ? LayerMode::none : kFamily;
 }
 
+/// Whether the current device has the tensor copy engine (sm_90+), asked once per device.
+bool has_tensor_copies() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> major[kDevices] = {};  // 0: not asked yet
+  int dev = 0;
+  MM_CUDA_CHECK(cudaGetDevice(&dev));
+  int m = dev < kDevices ? major[dev].load(std::memory_order_relaxed) : 0;
+  if (m == 0) {
+    MM_CUDA_CHECK(cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev));
+    if (dev < kDevices) major[dev].store(m, std::memory_order_relaxed);
+  }
+  return m >= 9;
+}
+
 template <LayerMode kFamily>
 void launch(const IsoStepArgs& a, const Tile& t, cudaStream_t s) {
   const Variant& v = find(t, kFamily);
   if (a.region.empty()) return;
   if (!shares_layout(a)) throw Error("semi_tma: u, u_next and v2dt2 must share one layout");
-  int dev = 0, major = 0;
-  MM_CUDA_CHECK(cudaGetDevice(&dev));
-  MM_CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  if (major < 9) throw Error("semi_tma: needs the tensor copy engine of sm_90 (Hopper) or newer");
+  if (!has_tensor_copies()) throw Error("semi_tma: needs the tensor copy engine of sm_90 (Hopper) or newer");
   v.launch[static_cast<int>(mode_of<kFamily>(a))](a, t.z, s);
 }
 
