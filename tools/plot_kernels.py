@@ -15,6 +15,7 @@ right panel gives the same bars as % of the bandwidth floor (where the CSV has p
 import argparse
 import csv
 import os
+import textwrap
 import sys
 
 import matplotlib
@@ -140,9 +141,10 @@ def main(argv=None):
         ax_pct.grid(axis="x", alpha=0.3)
 
     sources = sorted({r.get("source_file", "") for c, _, _ in cases for r in best[c].values()} - {""})
-    fig.suptitle(f"Acoustic-isotropic CUDA kernel families on one {gpus[0]} — data: {args.csv}"
-                 + (f"\n(from bench/results/{', '.join(sources)})" if sources else ""),
-                 fontsize=12)
+    # The source list wrapped to the figure's width (it grows with every session's records).
+    source_lines = textwrap.wrap("from bench/results/: " + ", ".join(sources), width=150) if sources else []
+    fig.suptitle("\n".join([f"Acoustic-isotropic CUDA kernel families on one {gpus[0]} — data: {args.csv}"]
+                           + source_lines), fontsize=11)
     fig.tight_layout()
     if os.path.dirname(args.out):
         os.makedirs(os.path.dirname(args.out), exist_ok=True)
