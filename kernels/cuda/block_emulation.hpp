@@ -28,14 +28,14 @@ struct HostTensorMap {
   std::int64_t stride[2] = {};    // elements between j rows and between i planes
   int box[3] = {1, 1, 1};
 
-  /// Over `part` of a view's allocation, as semi_tma's tensor_map builds the device one.
+  /// Over a view's whole allocation, as semi_tma's tensor_map builds the device one.
   template <class T>
-  static HostTensorMap of(const physics::View3<T>& v, const physics::Box3& part, int bx, int by) {
+  static HostTensorMap of(const physics::View3<T>& v, int bx, int by) {
     HostTensorMap m;
-    m.corner = v.ptr(part.lo.i, part.lo.j, part.lo.k);
-    m.dim[0] = part.n.k;
-    m.dim[1] = part.n.j;
-    m.dim[2] = part.n.i;
+    m.corner = v.ptr(v.box.lo.i, v.box.lo.j, v.box.lo.k);
+    m.dim[0] = v.box.n.k;
+    m.dim[1] = v.box.n.j;
+    m.dim[2] = v.box.n.i;
     m.stride[0] = v.sy;
     m.stride[1] = v.sx;
     m.box[0] = bx;

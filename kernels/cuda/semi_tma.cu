@@ -37,7 +37,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -71,33 +70,12 @@ constexpr int shared_bytes() {
   return NS * StageLayout<TX, TY>::kStageBytes + NS * 8 + 128;
 }
 
-/// The boxes of the allocation the tensor maps cover (map_origin): `u` for the u map, `own` for
-/// the u_prev (= u_next) and v2dt2 maps; tensor coordinates are relative to their corners (lo);
-/// `shift` how far the first tile starts below region.lo.k.
+/// The halo corner of a view: tensor coordinates are relative to it; `shift` how far the first
+/// tile starts below region.lo.k (map_origin).
 struct MapOrigin {
-  physics::Box3 u, own;
+  int i, j, k;
   int shift;
 };
-
-/// Benchmark switch MINIMOD_TMA_CLIP=1 (read once): the maps cover only what the region's outputs
-/// read (below), 0 the whole allocation.
-inline bool clip_maps() {
-  static const bool on = [] {
-    const char* v = std::getenv("MINIMOD_TMA_CLIP");
-    return v != nullptr && *v != '\0' && std::atoi(v) != 0;
-  }();
-  return on;
-}
-
-/// `need` within `alloc`, its k start moved down to a multiple of 4 elements past alloc.lo.k (a
-/// tensor map's first element must be 16-B aligned; the allocation's corner and row pitch are).
-inline physics::Box3 map_box(const physics::Box3& need, const physics::Box3& alloc) {
-  physics::Box3 b = physics::intersect(need, alloc);
-  const int lo_k = alloc.lo.k + (b.lo.k - alloc.lo.k) / 4 * 4;
-  b.n.k += b.lo.k - lo_k;
-  b.lo.k = lo_k;
-  return b;
-}
 
 /// The map origin of view `u` for `region`: the first tile starts at or below region.lo.k on a
 /// 128-B boundary of the allocation, so that every tile's output rows (u_next stores, u_prev and
@@ -106,19 +84,9 @@ inline physics::Box3 map_box(const physics::Box3& need, const physics::Box3& all
 /// moved more DRAM bytes (32x32x32 at 1000^3: reads 16.4 -> 14.7 GB, writes 3.61 -> 3.43 GB).
 /// H100, 1000^3 end to end: 64x32x64 131.5 -> 135.2 GPts/s, 32x32x32 105.9 -> 118.7
 /// (bench/results/2026-11-24-h100-session4.md).
-///
-/// The maps cover only what the outputs read (MINIMOD_TMA_CLIP=1): u the region grown by the
-/// stencil's radius, u_prev and v2dt2 the region itself (k from a 16-B boundary), so that the
-/// parts of the edge tiles' boxes outside them (the first k tile starts up to 31 points below
-/// region.lo.k, the last one ends past region.hi.k) are zero-filled by the copy engine instead of
-/// read from memory; the tiles' positions do not change.
 inline MapOrigin map_origin(const physics::Box3& region, const physics::Box3& alloc) {
-  MapOrigin o{alloc, alloc, (region.lo.k - alloc.lo.k) % 32};
-  if (clip_maps()) {
-    const physics::Index3 lo = region.lo, hi = region.hi();
-    o.u = map_box(physics::box_from_bounds({lo.i - R, lo.j - R, lo.k - R}, {hi.i + R, hi.j + R, hi.k + R}), alloc);
-    o.own = map_box(region, alloc);
-  }
+  MapOrigin o{alloc.lo.i, alloc.lo.j, alloc.lo.k, 0};
+  o.shift = (region.lo.k - o.k) % 32;
   return o;
 }
 
@@ -134,11 +102,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_plane(const Block& blk, int p, int fir
   unsigned char* st = base + slot * L::kStageBytes;
   const bool own = p - R >= i_begin;
   blk.expect_bytes(bar + slot, L::kTileBytes + (own ? 2 * L::kOwnBytes : 0));
-  const physics::Index3 u = origin.u.lo, w = origin.own.lo;
-  blk.copy_3d(st, map_u, k0 - R - u.k, j0 - R - u.j, p - u.i, bar + slot);
+  blk.copy_3d(st, map_u, k0 - R - origin.k, j0 - R - origin.j, p - origin.i, bar + slot);
   if (own) {
-    blk.copy_3d(st + L::kUBytes, map_prev, k0 - w.k, j0 - w.j, p - R - w.i, bar + slot);
-    blk.copy_3d(st + L::kUBytes + L::kOwnBytes, map_v2dt2, k0 - w.k, j0 - w.j, p - R - w.i, bar + slot);
+    blk.copy_3d(st + L::kUBytes, map_prev, k0 - origin.k, j0 - origin.j, p - R - origin.i, bar + slot);
+    blk.copy_3d(st + L::kUBytes + L::kOwnBytes, map_v2dt2, k0 - origin.k, j0 - origin.j, p - R - origin.i,
+                bar + slot);
   }
 }
 
@@ -340,15 +308,15 @@ PFN_cuTensorMapEncodeTiled_v12000 encoder() {
   return fn;
 }
 
-/// A tensor map over `part` of the allocation of `v` (MapOrigin), fp32, box (bx, by, 1).
+/// A tensor map over the whole allocation of `v` (halo included), fp32, box (bx, by, 1).
 template <class T>
-CUtensorMap tensor_map(const physics::View3<T>& v, const physics::Box3& part, int bx, int by) {
-  const physics::Index3 lo = part.lo;
+CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
+  const physics::Index3 lo = v.box.lo;
   const void* corner = v.ptr(lo.i, lo.j, lo.k);
   if (reinterpret_cast<std::uintptr_t>(corner) % 16 != 0 || (v.sy * 4) % 16 != 0)
     throw Error("semi_tma: a field is not 16-B aligned (allocation or row pitch)");
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(part.n.k), static_cast<cuuint64_t>(part.n.j),
-                              static_cast<cuuint64_t>(part.n.i)};
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(v.box.n.k), static_cast<cuuint64_t>(v.box.n.j),
+                              static_cast<cuuint64_t>(v.box.n.i)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(v.sy) * 4, static_cast<cuuint64_t>(v.sx) * 4};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(bx), static_cast<cuuint32_t>(by), 1};
   const cuuint32_t unit[3] = {1, 1, 1};
@@ -377,9 +345,9 @@ void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   constexpr int bytes = shared_bytes<TX, TY, NS>();
   ensure_smem_limit<kernel>(bytes);
   const MapOrigin origin = map_origin(a.region, a.u.box);
-  const CUtensorMap mu = tensor_map(a.u, origin.u, TX + 2 * R, TY + 2 * R);
-  const CUtensorMap mp = tensor_map(a.u_next, origin.own, TX, TY);
-  const CUtensorMap mv = tensor_map(a.v2dt2, origin.own, TX, TY);
+  const CUtensorMap mu = tensor_map(a.u, TX + 2 * R, TY + 2 * R);
+  const CUtensorMap mp = tensor_map(a.u_next, TX, TY);
+  const CUtensorMap mv = tensor_map(a.v2dt2, TX, TY);
   const dim3 block(TX, TY / RY, 1);
   const dim3 grid(ceil_div(a.region.n.k + origin.shift, TX), ceil_div(a.region.n.j, TY),
                   ceil_div(a.region.n.i, chunk));
@@ -391,9 +359,9 @@ void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
 template <int TX, int TY, int RY, int NS, LayerMode kMode>
 void emulate_kernel(const IsoStepArgs& a, int chunk) {
   const MapOrigin origin = map_origin(a.region, a.u.box);
-  const HostTensorMap mu = HostTensorMap::of(a.u, origin.u, TX + 2 * R, TY + 2 * R);
-  const HostTensorMap mp = HostTensorMap::of(a.u_next, origin.own, TX, TY);
-  const HostTensorMap mv = HostTensorMap::of(a.v2dt2, origin.own, TX, TY);
+  const HostTensorMap mu = HostTensorMap::of(a.u, TX + 2 * R, TY + 2 * R);
+  const HostTensorMap mp = HostTensorMap::of(a.u_next, TX, TY);
+  const HostTensorMap mv = HostTensorMap::of(a.v2dt2, TX, TY);
   const int grid[3] = {static_cast<int>(ceil_div(a.region.n.k + origin.shift, TX)),
                        static_cast<int>(ceil_div(a.region.n.j, TY)),
                        static_cast<int>(ceil_div(a.region.n.i, chunk))};
