@@ -298,6 +298,13 @@ __global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles t
   pml_stream_block(DeviceBlock(), a, tiles, s);
 }
 
+/// The same at 56 registers (benchmark switch MINIMOD_PML_REGS=56): two of its blocks then fit
+/// on an SM beside one 512-thread, 72-register block of the inner kernel (65 536 registers).
+__global__ void __maxnreg__(56) pml_stream_56(PmlStepArgs a, PmlTiles tiles) {
+  __shared__ float s[kSmemFloats];
+  pml_stream_block(DeviceBlock(), a, tiles, s);
+}
+
 /// Whether the first derivative of some output in [lo, hi) with b != 0 reads cell c along that
 /// axis (it reaches c - R .. c + R, skipping its centre).
 MM_HOST_DEVICE MM_FORCE_INLINE bool read_by_damped(const float* b, int c, int lo, int hi) {
@@ -651,8 +658,9 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   constexpr int chunk = 8;
   // MINIMOD_PML_PER_SLAB=1: one launch per slab, so that a profiler times each face (benchmarks).
   static const bool per_slab = env_int("MINIMOD_PML_PER_SLAB", 0) != 0;
+  static const auto kernel = env_int("MINIMOD_PML_REGS", 0) == 56 ? &pml_stream_56 : &pml_stream;
   plan_slabs(a, boxes, chunk, per_slab, "pml", [&](const PmlTiles& tiles) {
-    pml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+    kernel<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
     MM_CUDA_CHECK_LAUNCH("pml");
   });
 }
