@@ -293,14 +293,12 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
 }
 
 
-__global__ void __launch_bounds__(kThreads) pml_stream(PmlStepArgs a, PmlTiles tiles) {
-  __shared__ float s[kSmemFloats];
-  pml_stream_block(DeviceBlock(), a, tiles, s);
-}
-
-/// The same at 56 registers (benchmark switch MINIMOD_PML_REGS=56): two of its blocks then fit
-/// on an SM beside one 512-thread, 72-register block of the inner kernel (65 536 registers).
-__global__ void __maxnreg__(56) pml_stream_56(PmlStepArgs a, PmlTiles tiles) {
+/// At most 56 registers (54 used, no spills; 58 without the cap): two of its 256-thread blocks
+/// then fit on an SM beside one 512-thread, 72-register block of semi_tma running on the other
+/// stream (65 536 registers), instead of one. H100 (bench/results/2026-11-24-h100-session5.md):
+/// +0.1-0.3% end to end at 1000^3, 512^3 and 1200x800x600 (139.37 against 139.25 GPts/s at
+/// 1000^3 with semi_tma 128x16x64).
+__global__ void __maxnreg__(56) pml_stream(PmlStepArgs a, PmlTiles tiles) {
   __shared__ float s[kSmemFloats];
   pml_stream_block(DeviceBlock(), a, tiles, s);
 }
@@ -658,9 +656,8 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   constexpr int chunk = 8;
   // MINIMOD_PML_PER_SLAB=1: one launch per slab, so that a profiler times each face (benchmarks).
   static const bool per_slab = env_int("MINIMOD_PML_PER_SLAB", 0) != 0;
-  static const auto kernel = env_int("MINIMOD_PML_REGS", 0) == 56 ? &pml_stream_56 : &pml_stream;
   plan_slabs(a, boxes, chunk, per_slab, "pml", [&](const PmlTiles& tiles) {
-    kernel<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+    pml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
     MM_CUDA_CHECK_LAUNCH("pml");
   });
 }
