@@ -430,30 +430,20 @@ class CudaAcousticIso final : public Propagator {
       MM_CUDA_CHECK_LAUNCH(family.name.c_str());
       return;
     }
-    const auto launch_inner = [&] {
-      for (const auto& r : regions_) {
-        const Box3 b = physics::intersect(r.box, part);
-        if (b.empty() || r.is_pml) continue;
-        family.launch(IsoStepArgs{b, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family), inner_stream);
-        MM_CUDA_CHECK_LAUNCH(family.name.c_str());
-      }
-    };
-    // Benchmark switch MINIMOD_PML_FIRST=1: the layer's launch before the inner region's.
-    static const bool layer_first = [] {
-      const char* v = std::getenv("MINIMOD_PML_FIRST");
-      return v && std::string(v) == "1";
-    }();
-    if (!layer_first) launch_inner();
+    for (const auto& r : regions_) {
+      const Box3 b = physics::intersect(r.box, part);
+      if (b.empty() || r.is_pml) continue;
+      family.launch(IsoStepArgs{b, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family), inner_stream);
+      MM_CUDA_CHECK_LAUNCH(family.name.c_str());
+    }
     const std::vector<Box3> boxes = pml_boxes(part);
+    if (boxes.empty()) return;
     // (Minimod's slabs by semi_tma_fused, one launch each, were 20-45% slower end to end on an
     // H100: a slab 27 points thin gives 64-128 blocks per launch; bench/results/2026-11-23-*.)
-    if (!boxes.empty()) {
-      if (cpml())
-        launch_cpml(pa, boxes, pml_stream);  // one launch (streamed)
-      else
-        launch_pml(pa, boxes, pml_stream);
-    }
-    if (layer_first) launch_inner();
+    if (cpml())
+      launch_cpml(pa, boxes, pml_stream);  // one launch (streamed)
+    else
+      launch_pml(pa, boxes, pml_stream);
   }
 
   /// The PML slabs' shares of `part`.
@@ -640,12 +630,7 @@ class CudaAcousticIso final : public Propagator {
     DeviceBuffer<float> device;
     Event gathered, copied;
   };
-  // Benchmark switch MINIMOD_PML_STREAM=high: the layer's stream at the highest priority.
-  static Stream layer_stream() {
-    const char* v = std::getenv("MINIMOD_PML_STREAM");
-    return v && std::string(v) == "high" ? Stream::high_priority() : Stream();
-  }
-  Stream inner_stream_, pml_stream_ = layer_stream(), copy_stream_, halo_stream_ = Stream::high_priority();
+  Stream inner_stream_, pml_stream_, copy_stream_, halo_stream_ = Stream::high_priority();
   SnapshotSlot slots_[kSnapshotSlots];
   Event pml_done_, step_done_, psi_done_;
   DeviceBuffer<float> u_, u_prev_, v2dt2_, aux_;
