@@ -546,15 +546,18 @@ void plan_slabs(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, i
   flush();
 }
 
+/// Whether the views have u's strides: the streamed kernels index every field with one offset.
+template <class... Views>
+bool share_u_layout(const PmlStepArgs& a, const Views&... v) {
+  return ((v.sx == a.u.sx && v.sy == a.u.sy) && ...);
+}
+
 /// The streamed CPML passes' launches over `boxes` (plan_slabs), after the layout check.
 template <class Run>
 void plan_cpml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk,
                const Run& run) {
-  const auto same = [&a](std::int64_t sx, std::int64_t sy) { return sx == a.u.sx && sy == a.u.sy; };
-  bool ok = same(a.u_next.sx, a.u_next.sy) && same(a.v2dt2.sx, a.v2dt2.sy);
-  for (int d = 0; d < 3; ++d)
-    ok = ok && same(a.psi[d].sx, a.psi[d].sy) && same(a.zeta[d].sx, a.zeta[d].sy);
-  if (!ok) throw Error("cpml: u, u_next, v2dt2, psi and zeta must share one layout");
+  if (!share_u_layout(a, a.u_next, a.v2dt2, a.psi[0], a.psi[1], a.psi[2], a.zeta[0], a.zeta[1], a.zeta[2]))
+    throw Error("cpml: u, u_next, v2dt2, psi and zeta must share one layout");
   plan_slabs(a, boxes, chunk, false, "cpml", run);
 }
 
@@ -645,9 +648,7 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
     }
     return;
   }
-  const auto same = [&a](std::int64_t sx, std::int64_t sy) { return sx == a.u.sx && sy == a.u.sy; };
-  if (!same(a.u_next.sx, a.u_next.sy) || !same(a.v2dt2.sx, a.v2dt2.sy) || !same(a.aux.sx, a.aux.sy) ||
-      (a.u_prev.origin && !same(a.u_prev.sx, a.u_prev.sy)))
+  if (!share_u_layout(a, a.u_next, a.v2dt2, a.aux) || (a.u_prev.origin && !share_u_layout(a, a.u_prev)))
     throw Error("pml: u, u_prev, u_next, v2dt2 and pml_aux must share one layout");
   // Planes per block, measured on an H100 (bench/results/2026-11-24-h100-session4.md, semi_tma
   // 64x32x64 inside, 1000^3 / 512^3): 4: 136.8 / 116.5, 6: 138.0 / 117.4, 8: 138.3 / 117.8,
