@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "io/model_file.hpp"
+#include "kernels/backends.hpp"
 #include "physics/cfl.hpp"
 #include "physics/error.hpp"
 #include "physics/model.hpp"
@@ -203,10 +204,11 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
 
 }  // namespace
 
-std::int64_t estimate_field_bytes(const Index3& shape, pml::PmlKind kind) {
+std::int64_t estimate_field_bytes(const Index3& shape, pml::PmlKind kind, bool two_step) {
   const auto layout = physics::FieldLayout::make({{0, 0, 0}, shape}, physics::kRadius);
-  // u, u_prev, v2dt2, plus Minimod's aux, or the CPML's psi and zeta per axis.
-  const int fields = kind == pml::PmlKind::minimod ? 4 : 9;
+  // u, u_prev, v2dt2, plus Minimod's aux, or the CPML's psi and zeta per axis; a two-step family
+  // keeps u^{n+1} and u^{n+2} beside them.
+  const int fields = (kind == pml::PmlKind::minimod ? 4 : 9) + (two_step ? 2 : 0);
   return fields * layout.elements() * static_cast<std::int64_t>(sizeof(float));
 }
 
@@ -424,8 +426,15 @@ RunPlan make_plan(const io::Config& c) {
   for (int a = 0; a < 3; ++a)
     plan.snapshot_shape[a] = (box.n[a] + plan.snapshot_stride[a] - 1) / plan.snapshot_stride[a];
 
-  plan.memory_bytes = (plan.tti ? estimate_tti_bytes(grid.shape) : estimate_field_bytes(grid.shape, plan.problem.pml_kind)) +
-                      static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
+  // A two-step CUDA family advances in pairs with Minimod's layer and no free surface (and, in a
+  // distributed run, would not: counted anyway, the figure is an upper bound there).
+  const bool no_free_surface = std::none_of(plan.problem.free_surface.begin(), plan.problem.free_surface.end(),
+                                            [](bool f) { return f; });
+  const bool two_step = c.execution.backend != "cpu" && plan.problem.pml_kind == pml::PmlKind::minimod &&
+                        no_free_surface && kernels::two_step_kernel(c.execution.kernel);
+  plan.field_bytes =
+      plan.tti ? estimate_tti_bytes(grid.shape) : estimate_field_bytes(grid.shape, plan.problem.pml_kind, two_step);
+  plan.memory_bytes = plan.field_bytes + static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
   return plan;
 }
 
@@ -463,8 +472,7 @@ std::string describe(const RunPlan& p) {
     s << "snapshots    " << p.snapshot_count() << " of " << p.snapshot_shape.i << " x "
       << p.snapshot_shape.j << " x " << p.snapshot_shape.k << " every " << p.snapshot_every << " steps\n";
   s << "memory       " << fmt(p.memory_bytes / double(1 << 30)) << " GiB (fields "
-    << fmt((p.tti ? estimate_tti_bytes(g.shape) : estimate_field_bytes(g.shape, p.problem.pml_kind)) /
-           double(1 << 30))
+    << fmt(p.field_bytes / double(1 << 30))
     << " GiB)\n";
   s << "output       " << p.config.output.file << "\n";
   return s.str();

@@ -37,7 +37,8 @@ struct RunPlan {
   physics::Box3 snapshot_box;       // simulation-grid indices
   physics::Index3 snapshot_stride{1, 1, 1};
   physics::Index3 snapshot_shape;   // points per axis after striding
-  std::int64_t memory_bytes = 0;    // estimate of the propagator's memory
+  std::int64_t field_bytes = 0;     // estimate of the propagator's fields
+  std::int64_t memory_bytes = 0;    // estimate of the propagator's memory (fields and traces)
   std::vector<std::string> warnings;
 
   int receiver_count() const { return static_cast<int>(receiver_positions.size()); }
@@ -50,8 +51,9 @@ RunPlan make_plan(const io::Config& config);
 /// Human-readable plan (for --dry-run and the run banner).
 std::string describe(const RunPlan& plan);
 
-/// Bytes of field memory a propagator of this plan allocates (same layout as the backends).
-std::int64_t estimate_field_bytes(const physics::Index3& shape, pml::PmlKind kind);
+/// Bytes of field memory a propagator of this plan allocates (same layout as the backends);
+/// `two_step`: with the two spare wavefields of a CUDA family that advances two steps per launch.
+std::int64_t estimate_field_bytes(const physics::Index3& shape, pml::PmlKind kind, bool two_step = false);
 /// The same for the acoustic TTI propagators (the CUDA one's, the larger).
 std::int64_t estimate_tti_bytes(const physics::Index3& shape);
 

@@ -89,6 +89,15 @@ void check_kernel_name(const std::string& kernel) {
                     "' (this build has: " + known + "; see minimod --list-kernels)");
 }
 
+bool two_step_kernel(const std::string& kernel) {
+#if defined(MINIMOD_HAVE_CUDA)
+  return cuda::family_advances_in_pairs(kernel.substr(0, kernel.find(':')));
+#else
+  (void)kernel;
+  return false;
+#endif
+}
+
 std::vector<std::string> list_kernels() {
   std::vector<std::string> out = {"cpu reference acoustic_iso (OpenMP, vectorised, cache-blocked)",
                                   "cpu reference acoustic_tti (OpenMP, one pass per step)"};

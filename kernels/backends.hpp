@@ -35,4 +35,9 @@ void check_kernel_name(const std::string& kernel);
 /// Lines for --list-kernels: "<backend> <family> <propagators> <tunables>".
 std::vector<std::string> list_kernels();
 
+/// Whether `kernel` (execution.kernel, "family" or "family:XxYxZ") names a CUDA family that
+/// advances two steps per launch: with Minimod's layer on one subdomain its propagator keeps two
+/// more wavefields (the run planner counts them).
+bool two_step_kernel(const std::string& kernel);
+
 }  // namespace minimod::kernels
