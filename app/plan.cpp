@@ -206,10 +206,7 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
 
 std::int64_t estimate_field_bytes(const Index3& shape, pml::PmlKind kind, bool two_step) {
   const auto layout = physics::FieldLayout::make({{0, 0, 0}, shape}, physics::kRadius);
-  // u, u_prev, v2dt2, plus Minimod's aux, or the CPML's psi and zeta per axis; a two-step family
-  // keeps u^{n+1} and u^{n+2} beside them.
-  const int fields = (kind == pml::PmlKind::minimod ? 4 : 9) + (two_step ? 2 : 0);
-  return fields * layout.elements() * static_cast<std::int64_t>(sizeof(float));
+  return kernels::iso_wavefield_arrays(kind, two_step) * layout.elements() * static_cast<std::int64_t>(sizeof(float));
 }
 
 std::int64_t estimate_tti_bytes(const Index3& shape) {
@@ -426,12 +423,9 @@ RunPlan make_plan(const io::Config& c) {
   for (int a = 0; a < 3; ++a)
     plan.snapshot_shape[a] = (box.n[a] + plan.snapshot_stride[a] - 1) / plan.snapshot_stride[a];
 
-  // A two-step CUDA family advances in pairs with Minimod's layer and no free surface (and, in a
-  // distributed run, would not: counted anyway, the figure is an upper bound there).
-  const bool no_free_surface = std::none_of(plan.problem.free_surface.begin(), plan.problem.free_surface.end(),
-                                            [](bool f) { return f; });
-  const bool two_step = c.execution.backend != "cpu" && plan.problem.pml_kind == pml::PmlKind::minimod &&
-                        no_free_surface && kernels::two_step_kernel(c.execution.kernel);
+  // The plan's problem is the whole grid (no halo exchange): in a distributed run a two-step
+  // family takes single steps, so its two spare wavefields make the figure an upper bound there.
+  const bool two_step = c.execution.backend != "cpu" && kernels::two_step_kernel(plan.problem, c.execution.kernel);
   plan.field_bytes =
       plan.tti ? estimate_tti_bytes(grid.shape) : estimate_field_bytes(grid.shape, plan.problem.pml_kind, two_step);
   plan.memory_bytes = plan.field_bytes + static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;

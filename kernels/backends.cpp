@@ -89,11 +89,11 @@ void check_kernel_name(const std::string& kernel) {
                     "' (this build has: " + known + "; see minimod --list-kernels)");
 }
 
-bool two_step_kernel(const std::string& kernel) {
+bool two_step_kernel(const AcousticIsoProblem& problem, const std::string& kernel) {
 #if defined(MINIMOD_HAVE_CUDA)
-  return cuda::family_advances_in_pairs(kernel.substr(0, kernel.find(':')));
+  return cuda::two_step_kernel(problem, kernel.substr(0, kernel.find(':')));
 #else
-  (void)kernel;
+  (void)problem, (void)kernel;
   return false;
 #endif
 }

@@ -35,9 +35,9 @@ void check_kernel_name(const std::string& kernel);
 /// Lines for --list-kernels: "<backend> <family> <propagators> <tunables>".
 std::vector<std::string> list_kernels();
 
-/// Whether `kernel` (execution.kernel, "family" or "family:XxYxZ") names a CUDA family that
-/// advances two steps per launch: with Minimod's layer on one subdomain its propagator keeps two
-/// more wavefields (the run planner counts them).
-bool two_step_kernel(const std::string& kernel);
+/// Whether the CUDA propagator runs `kernel` (execution.kernel, "family" or "family:XxYxZ") on
+/// `problem` two steps per launch, so that it keeps two more wavefields (the run planner counts
+/// them): a family with two-step launches, Minimod's layer, no free surface, no halo exchange.
+bool two_step_kernel(const AcousticIsoProblem& problem, const std::string& kernel);
 
 }  // namespace minimod::kernels

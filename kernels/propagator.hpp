@@ -47,6 +47,13 @@ struct AcousticIsoProblem {
   HaloFaces halo;
 };
 
+/// Grid-sized arrays an acoustic-isotropic propagator allocates: u, u_prev, v2dt2, plus Minimod's
+/// aux or the CPML's psi and zeta per axis, plus u^{n+1} and u^{n+2} for a family that advances two
+/// steps per launch (`two_step`).
+inline int iso_wavefield_arrays(pml::PmlKind kind, bool two_step) {
+  return (kind == pml::PmlKind::minimod ? 4 : 9) + (two_step ? 2 : 0);
+}
+
 /// problem.regions, or the regions of the whole grid when it names none.
 std::vector<pml::Region> problem_regions(const AcousticIsoProblem& problem);
 

@@ -26,6 +26,24 @@ using physics::FieldLayout;
 using physics::Index3;
 using physics::View3;
 
+/// Minimod's layer goes into the family's own launch when the family can take it
+/// (KernelFamily::fuses_minimod_layer) and MINIMOD_FUSED_LAYER is not 0 (benchmarks compare).
+bool fuses_layer(const KernelFamily& family, const AcousticIsoProblem& p) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("MINIMOD_FUSED_LAYER");
+    return !(v && std::string(v) == "0");
+  }();
+  return enabled && p.pml_kind != pml::PmlKind::cpml && family.fuses_minimod_layer;
+}
+
+/// Whether `family` advances in pairs on `p`: it has launch_pair, Minimod's PML, no free surface,
+/// no halo exchange (`exchanging`), and does not take the layer into its own launch.
+bool advances_in_pairs(const KernelFamily& family, const AcousticIsoProblem& p, bool exchanging) {
+  const bool free_surface = std::any_of(p.free_surface.begin(), p.free_surface.end(), [](bool f) { return f; });
+  return family.launch_pair != nullptr && p.pml_kind == pml::PmlKind::minimod && !free_surface && !exchanging &&
+         !fuses_layer(family, p);
+}
+
 class CudaAcousticIso final : public Propagator {
  public:
   CudaAcousticIso(const AcousticIsoProblem& problem, const KernelFamily& family, const Tile& tile)
@@ -38,7 +56,7 @@ class CudaAcousticIso final : public Propagator {
         shell_family_(&find_family("gmem", PropagatorKind::acoustic_iso)) {
     // A two-step family on one whole grid (the usual case) adds two wavefields at its first pair:
     // counted here, so that a grid without room for them fails before the run starts.
-    check_fits(cuda_memory_plan(problem, 0, pairs_for(family, problem.halo.any())));
+    check_fits(cuda_memory_plan(problem, 0, advances_in_pairs(family, problem, problem.halo.any())));
     const std::int64_t n = layout_.elements();
     u_ = DeviceBuffer<float>(n, "u");
     u_prev_ = DeviceBuffer<float>(n, "u_prev");
@@ -133,12 +151,7 @@ class CudaAcousticIso final : public Propagator {
   // waits in pair2_. The second call updates the slabs of u^{n+2} and injects its source. Between
   // the two the state is a complete step (receivers, snapshots, health, the final wavefield read
   // u_ and u_prev_); writing any field drops the waiting half, and the next call starts a pair.
-  /// Whether `family` advances in pairs here: it has launch_pair, Minimod's PML, no free surface,
-  /// no halo exchange (`exchanging`).
-  bool pairs_for(const KernelFamily& family, bool exchanging) const {
-    return family.launch_pair != nullptr && !cpml() && !any_free_surface() && !exchanging && !fuse_layer(family);
-  }
-  bool pairs_possible() const { return pairs_for(*family_, transport_ != nullptr && p_.halo.any()); }
+  bool pairs_possible() const { return advances_in_pairs(*family_, p_, transport_ != nullptr && p_.halo.any()); }
 
   void start_pair(const std::vector<NodeWeight>& source, float amplitude) {
     const cudaStream_t s0 = inner_stream_.get();
@@ -425,7 +438,7 @@ class CudaAcousticIso final : public Propagator {
   void update_part(const Box3& part, const KernelFamily& family, PmlStepArgs pa,
                    cudaStream_t inner_stream, cudaStream_t pml_stream, const Tile* tile = nullptr) const {
     const auto u = view(u_), un = view(u_prev_), m = view(v2dt2_);
-    if (fuse_layer(family)) {  // the whole part in one launch, the layer's points included
+    if (fuses_layer(family, p_)) {  // the whole part in one launch, the layer's points included
       family.launch(layer_args(part, pa), tile ? *tile : tile_for(family), inner_stream);
       MM_CUDA_CHECK_LAUNCH(family.name.c_str());
       return;
@@ -468,15 +481,6 @@ class CudaAcousticIso final : public Propagator {
     return args;
   }
 
-  /// Minimod's layer goes into the family's own launch when the family can take it
-  /// (KernelFamily::fuses_minimod_layer) and MINIMOD_FUSED_LAYER is not 0 (benchmarks compare).
-  bool fuse_layer(const KernelFamily& family) const {
-    static const bool enabled = [] {
-      const char* v = std::getenv("MINIMOD_FUSED_LAYER");
-      return !(v && std::string(v) == "0");
-    }();
-    return enabled && !cpml() && family.fuses_minimod_layer;
-  }
   /// The inner region's box (clipped to this subdomain); empty when every point is in the layer.
   Box3 inner_box() const {
     for (const auto& r : regions_)
@@ -644,9 +648,16 @@ class CudaAcousticIso final : public Propagator {
 
 }  // namespace
 
+bool two_step_kernel(const AcousticIsoProblem& problem, const std::string& name) {
+  for (const auto& f : families())
+    if (f.name == name && implements(f, PropagatorKind::acoustic_iso))
+      return advances_in_pairs(f, problem, problem.halo.any());
+  return false;
+}
+
 std::int64_t cuda_memory_plan(const AcousticIsoProblem& problem, int receivers, bool two_step) {
   const auto layout = FieldLayout::make(problem.grid.box(), physics::kRadius);
-  const int fields = (problem.pml_kind == pml::PmlKind::minimod ? 4 : 9) + (two_step ? 2 : 0);
+  const int fields = iso_wavefield_arrays(problem.pml_kind, two_step);
   std::int64_t bytes = fields * layout.elements() * 4;
   for (int a = 0; a < 3; ++a)
     bytes += static_cast<std::int64_t>(problem.damping.eta[a].size() + problem.cpml.a[a].size() +

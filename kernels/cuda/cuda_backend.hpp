@@ -11,8 +11,9 @@ namespace minimod::kernels::cuda {
 
 int device_count();
 std::vector<std::string> list_families();
-/// Whether the acoustic-iso family `name` advances two steps per launch (KernelFamily::launch_pair).
-bool family_advances_in_pairs(const std::string& name);
+/// Whether the acoustic-iso propagator advances two steps per launch on `problem` with the family
+/// `name` (KernelFamily::launch_pair, under the propagator's own conditions).
+bool two_step_kernel(const AcousticIsoProblem& problem, const std::string& name);
 /// The acoustic-iso propagator on the current GPU with the named inner-region kernel
 /// ("family[:XxYxZ]", or "auto": timed on this problem, cached; kernels/cuda/autotune.hpp).
 /// Refuses clearly if the plan does not fit.

@@ -55,12 +55,6 @@ std::pair<const KernelFamily*, Tile> parse_kernel(const std::string& spec, Propa
   return {&family, tile};
 }
 
-bool family_advances_in_pairs(const std::string& name) {
-  for (const auto& f : registry())
-    if (f.name == name && implements(f, PropagatorKind::acoustic_iso)) return f.launch_pair != nullptr;
-  return false;
-}
-
 std::vector<std::string> list_families() {
   std::vector<std::string> out;
   for (const auto& f : registry()) {

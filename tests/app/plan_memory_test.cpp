@@ -30,7 +30,7 @@ TEST(PlanMemory, CountsTheFieldsOfTheKernelAsked) {
   const auto lean = app::make_plan(minimod_config("semi_tma:64x32x64"));
   EXPECT_EQ(lean.field_bytes, 4 * wavefield_bytes(lean));  // u, u_prev, v2dt2, aux
   EXPECT_EQ(lean.memory_bytes, lean.field_bytes + std::int64_t{lean.samples()} * lean.receiver_count() * 4);
-  if (!kernels::two_step_kernel("temporal")) GTEST_SKIP() << "no CUDA backend in this build: no two-step family";
+  if (!kernels::two_step_kernel(lean.problem, "temporal")) GTEST_SKIP() << "no CUDA backend in this build: no two-step family";
   const auto pairs = app::make_plan(minimod_config("temporal:32x16x1000"));
   EXPECT_EQ(pairs.field_bytes, 6 * wavefield_bytes(pairs));
   auto cpu = minimod_config("temporal");
@@ -43,10 +43,11 @@ TEST(PlanMemory, CountsTheFieldsOfTheKernelAsked) {
 }
 
 TEST(PlanMemory, OnlyTemporalIsATwoStepKernel) {
-  EXPECT_FALSE(kernels::two_step_kernel("semi_tma"));
-  EXPECT_FALSE(kernels::two_step_kernel("auto"));
-  EXPECT_FALSE(kernels::two_step_kernel("no_such_family:1x2x3"));
-  EXPECT_EQ(kernels::two_step_kernel("temporal:32x8x1000"), kernels::two_step_kernel("temporal"));
+  const auto problem = app::make_plan(minimod_config("semi_tma")).problem;
+  EXPECT_FALSE(kernels::two_step_kernel(problem, "semi_tma"));
+  EXPECT_FALSE(kernels::two_step_kernel(problem, "auto"));
+  EXPECT_FALSE(kernels::two_step_kernel(problem, "no_such_family:1x2x3"));
+  EXPECT_EQ(kernels::two_step_kernel(problem, "temporal:32x8x1000"), kernels::two_step_kernel(problem, "temporal"));
 }
 
 }  // namespace
