@@ -17,8 +17,8 @@ void emulate_semi_tma(const IsoStepArgs& a, const Tile& t, bool by_block = false
 void emulate_temporal(const IsoPairArgs& a, const Tile& t);
 
 /// One swic_split update of `region` (tile t), emulated: the views point to host memory, the
-/// centre weights kappa_perp, kappa_axis included.
-void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t);
+/// centre weights kappa_perp, kappa_axis included; `tensor`: swic_split_tma's (tensor copies).
+void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, bool tensor = false);
 
 /// The streamed CPML passes (pml.cu, the default) on every box of `boxes`, emulated,
 /// `chunk` i planes per block: the first pass (psi), then after it on all boxes, the second.

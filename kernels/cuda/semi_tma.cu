@@ -32,19 +32,14 @@
 // k origins are put on 128-B boundaries of the allocation (map_origin below: a region starting at
 // k = 27, Minimod's inner box, starts its first tile at k = -4 and writes from 27), so output rows
 // cover whole sectors and every u box row (from k0 - 4) starts on a 16-B boundary.
-#include <cuda.h>
-#include <cudaTypedefs.h>
-
-#include <atomic>
 #include <cstdint>
-#include <mutex>
-#include <string>
 
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/emulation.hpp"
 #include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/tensor_map.cuh"
 #include "kernels/cuda/tti_stage.cuh"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
@@ -295,39 +290,6 @@ __global__ void __launch_bounds__(TX * TY / RY)
 
 // --- host side ----------------------------------------------------------------------------------
 
-PFN_cuTensorMapEncodeTiled_v12000 encoder() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult q{};
-    MM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
-    if (q == cudaDriverEntryPointSuccess) fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  });
-  if (fn == nullptr) throw Error("semi_tma: the driver has no cuTensorMapEncodeTiled (needs CUDA 12 or newer)");
-  return fn;
-}
-
-/// A tensor map over the whole allocation of `v` (halo included), fp32, box (bx, by, 1).
-template <class T>
-CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
-  const physics::Index3 lo = v.box.lo;
-  const void* corner = v.ptr(lo.i, lo.j, lo.k);
-  if (reinterpret_cast<std::uintptr_t>(corner) % 16 != 0 || (v.sy * 4) % 16 != 0)
-    throw Error("semi_tma: a field is not 16-B aligned (allocation or row pitch)");
-  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(v.box.n.k), static_cast<cuuint64_t>(v.box.n.j),
-                              static_cast<cuuint64_t>(v.box.n.i)};
-  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(v.sy) * 4, static_cast<cuuint64_t>(v.sx) * 4};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(bx), static_cast<cuuint32_t>(by), 1};
-  const cuuint32_t unit[3] = {1, 1, 1};
-  CUtensorMap map{};
-  const CUresult rc = encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(corner), dims, strides,
-                                box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (rc != CUDA_SUCCESS) throw Error("semi_tma: cuTensorMapEncodeTiled failed (" + std::to_string(rc) + ")");
-  return map;
-}
-
 /// A tile's kernels, launches and emulations, indexed by LayerMode.
 struct Variant {
   int x, y, ry, stages;
@@ -407,20 +369,6 @@ const Variant& find(const Tile& t, LayerMode m) { return find_chunked_variant(kV
 template <LayerMode kFamily>
 LayerMode mode_of(const IsoStepArgs& a) {
   return a.layer.aux.origin == nullptr ? LayerMode::none : kFamily;
-}
-
-/// Whether the current device has the tensor copy engine (sm_90+), asked once per device.
-bool has_tensor_copies() {
-  constexpr int kDevices = 64;
-  static std::atomic<int> major[kDevices] = {};  // 0: not asked yet
-  int dev = 0;
-  MM_CUDA_CHECK(cudaGetDevice(&dev));
-  int m = dev < kDevices ? major[dev].load(std::memory_order_relaxed) : 0;
-  if (m == 0) {
-    MM_CUDA_CHECK(cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev));
-    if (dev < kDevices) major[dev].store(m, std::memory_order_relaxed);
-  }
-  return m >= 9;
 }
 
 template <LayerMode kFamily>

@@ -39,6 +39,7 @@
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
 #include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/tensor_map.cuh"
 #include "kernels/cuda/tti_stage.cuh"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
@@ -133,6 +134,88 @@ struct SplitSums {
   float perp2, axis2, sxx, sxy, sxz, pxx, pxy, pxz;
 };
 
+/// Plane c's part of the queue Q (Q[R + d]: output c + d): to output c (when `in_plane`, block-
+/// uniform) its y and z lines and yz diagonals, the in-plane derivatives weighed by the thread's
+/// own medium; to outputs c -+ m its x-line point (the thread's own, `own`) and its xy, xz points.
+template <int SX>
+MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const SplitPlane& pl, int e, const OwnPoint& own, bool in_plane,
+                                              const physics::TtiWeights& w, SplitSums (&Q)[2 * R + 1]) {
+  float dyy_s = 0, dyy_p = 0, dzz_s = 0, dzz_p = 0, dyz_s = 0, dyz_p = 0;
+#pragma unroll
+  for (int m = 1; m <= R; ++m) {
+    const int i = m - 1;
+    const float2 jp = pl.sp[e + m * SX], jm = pl.sp[e - m * SX], kp = pl.sp[e + m], km = pl.sp[e - m];
+    const float4 yxp = pl.yx[e + m * SX], yxm = pl.yx[e - m * SX];
+    const float4 zxp = pl.zx[e + m], zxm = pl.zx[e - m];
+    if (in_plane) {  // output c: the y and z lines and the yz diagonals
+      SplitSums& o = Q[R];
+      dyy_s = fmaf(w.y[i], jp.x + jm.x, dyy_s);
+      dyy_p = fmaf(w.y[i], jp.y + jm.y, dyy_p);
+      o.perp2 = fmaf(-w.y[i], yxp.x + yxm.x, o.perp2);
+      o.axis2 = fmaf(w.y[i], yxp.y + yxm.y, o.axis2);
+      dzz_s = fmaf(w.z[i], kp.x + km.x, dzz_s);
+      dzz_p = fmaf(w.z[i], kp.y + km.y, dzz_p);
+      o.perp2 = fmaf(-w.z[i], zxp.x + zxm.x, o.perp2);
+      o.axis2 = fmaf(w.z[i], zxp.y + zxm.y, o.axis2);
+      // Diagonals (+m, +m), (-m, -m) with sign +, (+m, -m), (-m, +m) with sign -.
+      const int d1 = e + m * SX + m, d2 = e - m * SX - m, d3 = e + m * SX - m, d4 = e - m * SX + m;
+      const float2 a1 = pl.sp[d1], a2 = pl.sp[d2], a3 = pl.sp[d3], a4 = pl.sp[d4];
+      const float2 b1 = pl.yz[d1], b2 = pl.yz[d2], b3 = pl.yz[d3], b4 = pl.yz[d4];
+      dyz_s = fmaf(w.yz[i], (a1.x + a2.x) - (a3.x + a4.x), dyz_s);
+      dyz_p = fmaf(w.yz[i], (a1.y + a2.y) - (a3.y + a4.y), dyz_p);
+      o.perp2 = fmaf(-w.yz[i], (b1.x + b2.x) - (b3.x + b4.x), o.perp2);
+      o.axis2 = fmaf(w.yz[i], (b1.y + b2.y) - (b3.y + b4.y), o.axis2);
+    }
+    // Output c - m sees plane c at di = +m, output c + m at di = -m: the x line with the same
+    // sign, the xy and xz corners (+m, +-m) and (-m, -+m) with opposite signs.
+    SplitSums& back = Q[R - m];
+    SplitSums& fwd = Q[R + m];
+    back.sxx = fmaf(w.x[i], own.s, back.sxx);
+    fwd.sxx = fmaf(w.x[i], own.s, fwd.sxx);
+    back.pxx = fmaf(w.x[i], own.p, back.pxx);
+    fwd.pxx = fmaf(w.x[i], own.p, fwd.pxx);
+    back.perp2 = fmaf(-w.x[i], own.gxx, back.perp2);
+    fwd.perp2 = fmaf(-w.x[i], own.gxx, fwd.perp2);
+    back.axis2 = fmaf(w.x[i], own.hxx, back.axis2);
+    fwd.axis2 = fmaf(w.x[i], own.hxx, fwd.axis2);
+    const float ys = jp.x - jm.x, yp = jp.y - jm.y, yg = yxp.z - yxm.z, yh = yxp.w - yxm.w;
+    back.sxy = fmaf(w.xy[i], ys, back.sxy);
+    fwd.sxy = fmaf(-w.xy[i], ys, fwd.sxy);
+    back.pxy = fmaf(w.xy[i], yp, back.pxy);
+    fwd.pxy = fmaf(-w.xy[i], yp, fwd.pxy);
+    back.perp2 = fmaf(-w.xy[i], yg, back.perp2);
+    fwd.perp2 = fmaf(w.xy[i], yg, fwd.perp2);
+    back.axis2 = fmaf(w.xy[i], yh, back.axis2);
+    fwd.axis2 = fmaf(-w.xy[i], yh, fwd.axis2);
+    const float zs = kp.x - km.x, zp = kp.y - km.y, zg = zxp.z - zxm.z, zh = zxp.w - zxm.w;
+    back.sxz = fmaf(w.xz[i], zs, back.sxz);
+    fwd.sxz = fmaf(-w.xz[i], zs, fwd.sxz);
+    back.pxz = fmaf(w.xz[i], zp, back.pxz);
+    fwd.pxz = fmaf(-w.xz[i], zp, fwd.pxz);
+    back.perp2 = fmaf(-w.xz[i], zg, back.perp2);
+    fwd.perp2 = fmaf(w.xz[i], zg, fwd.perp2);
+    back.axis2 = fmaf(w.xz[i], zh, back.axis2);
+    fwd.axis2 = fmaf(-w.xz[i], zh, fwd.axis2);
+  }
+  {  // the in-plane derivatives of output c, weighed by its own medium
+    SplitSums& o = Q[R];
+    o.perp2 += physics::perp_own(own.m, physics::kYY) * dyy_s + physics::perp_own(own.m, physics::kZZ) * dzz_s +
+               physics::perp_own(own.m, physics::kYZ) * dyz_s;
+    o.axis2 += physics::axis_own(own.m, physics::kYY) * dyy_p + physics::axis_own(own.m, physics::kZZ) * dzz_p +
+               physics::axis_own(own.m, physics::kYZ) * dyz_p;
+  }
+}
+
+/// The right-hand sides of a completed output from its sums `a`, its own point and its centre weights.
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs output_rhs(const SplitSums& a, const RawPoint& ro,
+                                                         const physics::TtiCentre& kappa, float b) {
+  const float perp2 = a.perp2 + physics::perp_own(ro.m, physics::kXX) * a.sxx +
+                      physics::perp_own(ro.m, physics::kXY) * a.sxy + physics::perp_own(ro.m, physics::kXZ) * a.sxz;
+  const float axis2 = a.axis2 + physics::axis_own(ro.m, physics::kXX) * a.pxx +
+                      physics::axis_own(ro.m, physics::kXY) * a.pxy + physics::axis_own(ro.m, physics::kXZ) * a.pxz;
+  return physics::tti_split_rhs(perp2, axis2, {ro.p + ro.q, ro.p}, kappa, ro.m.inv_a, b);
+}
+
 /// Blocks per SM the register budget is set for: 128-thread tiles fit the queue (72 registers)
 /// and the staging at 168 registers and 3 blocks; 256-thread tiles spilled at 2 blocks (128), so
 /// they take what they need at one block (8 warps per SM).
@@ -217,79 +300,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_block(const Block& blk, const Tti
   SplitSums Q[2 * R + 1];  // Q[R + d]: output c + d
 #pragma unroll
   for (int d = 0; d <= 2 * R; ++d) Q[d] = {0, 0, 0, 0, 0, 0, 0, 0};
-  const physics::TtiWeights& w = g.weights;
 
   load_plane(c_first);
   OwnPoint own = stage_plane(buffer(c_first));
   if (c_first + 1 < c_end) load_plane(c_first + 1);
   blk.sync();
   for (int c = c_first; c < c_end; ++c) {
-    const SplitPlane pl = buffer(c);
-    const bool in_plane = c >= i_begin && c < i_end;  // output c is ours (block-uniform)
-    float dyy_s = 0, dyy_p = 0, dzz_s = 0, dzz_p = 0, dyz_s = 0, dyz_p = 0;
-#pragma unroll
-    for (int m = 1; m <= R; ++m) {
-      const int i = m - 1;
-      const float2 jp = pl.sp[e + m * SX], jm = pl.sp[e - m * SX], kp = pl.sp[e + m], km = pl.sp[e - m];
-      const float4 yxp = pl.yx[e + m * SX], yxm = pl.yx[e - m * SX];
-      const float4 zxp = pl.zx[e + m], zxm = pl.zx[e - m];
-      if (in_plane) {  // output c: the y and z lines and the yz diagonals
-        SplitSums& o = Q[R];
-        dyy_s = fmaf(w.y[i], jp.x + jm.x, dyy_s);
-        dyy_p = fmaf(w.y[i], jp.y + jm.y, dyy_p);
-        o.perp2 = fmaf(-w.y[i], yxp.x + yxm.x, o.perp2);
-        o.axis2 = fmaf(w.y[i], yxp.y + yxm.y, o.axis2);
-        dzz_s = fmaf(w.z[i], kp.x + km.x, dzz_s);
-        dzz_p = fmaf(w.z[i], kp.y + km.y, dzz_p);
-        o.perp2 = fmaf(-w.z[i], zxp.x + zxm.x, o.perp2);
-        o.axis2 = fmaf(w.z[i], zxp.y + zxm.y, o.axis2);
-        // Diagonals (+m, +m), (-m, -m) with sign +, (+m, -m), (-m, +m) with sign -.
-        const int d1 = e + m * SX + m, d2 = e - m * SX - m, d3 = e + m * SX - m, d4 = e - m * SX + m;
-        const float2 a1 = pl.sp[d1], a2 = pl.sp[d2], a3 = pl.sp[d3], a4 = pl.sp[d4];
-        const float2 b1 = pl.yz[d1], b2 = pl.yz[d2], b3 = pl.yz[d3], b4 = pl.yz[d4];
-        dyz_s = fmaf(w.yz[i], (a1.x + a2.x) - (a3.x + a4.x), dyz_s);
-        dyz_p = fmaf(w.yz[i], (a1.y + a2.y) - (a3.y + a4.y), dyz_p);
-        o.perp2 = fmaf(-w.yz[i], (b1.x + b2.x) - (b3.x + b4.x), o.perp2);
-        o.axis2 = fmaf(w.yz[i], (b1.y + b2.y) - (b3.y + b4.y), o.axis2);
-      }
-      // Output c - m sees plane c at di = +m, output c + m at di = -m: the x line with the same
-      // sign, the xy and xz corners (+m, +-m) and (-m, -+m) with opposite signs.
-      SplitSums& back = Q[R - m];
-      SplitSums& fwd = Q[R + m];
-      back.sxx = fmaf(w.x[i], own.s, back.sxx);
-      fwd.sxx = fmaf(w.x[i], own.s, fwd.sxx);
-      back.pxx = fmaf(w.x[i], own.p, back.pxx);
-      fwd.pxx = fmaf(w.x[i], own.p, fwd.pxx);
-      back.perp2 = fmaf(-w.x[i], own.gxx, back.perp2);
-      fwd.perp2 = fmaf(-w.x[i], own.gxx, fwd.perp2);
-      back.axis2 = fmaf(w.x[i], own.hxx, back.axis2);
-      fwd.axis2 = fmaf(w.x[i], own.hxx, fwd.axis2);
-      const float ys = jp.x - jm.x, yp = jp.y - jm.y, yg = yxp.z - yxm.z, yh = yxp.w - yxm.w;
-      back.sxy = fmaf(w.xy[i], ys, back.sxy);
-      fwd.sxy = fmaf(-w.xy[i], ys, fwd.sxy);
-      back.pxy = fmaf(w.xy[i], yp, back.pxy);
-      fwd.pxy = fmaf(-w.xy[i], yp, fwd.pxy);
-      back.perp2 = fmaf(-w.xy[i], yg, back.perp2);
-      fwd.perp2 = fmaf(w.xy[i], yg, fwd.perp2);
-      back.axis2 = fmaf(w.xy[i], yh, back.axis2);
-      fwd.axis2 = fmaf(-w.xy[i], yh, fwd.axis2);
-      const float zs = kp.x - km.x, zp = kp.y - km.y, zg = zxp.z - zxm.z, zh = zxp.w - zxm.w;
-      back.sxz = fmaf(w.xz[i], zs, back.sxz);
-      fwd.sxz = fmaf(-w.xz[i], zs, fwd.sxz);
-      back.pxz = fmaf(w.xz[i], zp, back.pxz);
-      fwd.pxz = fmaf(-w.xz[i], zp, fwd.pxz);
-      back.perp2 = fmaf(-w.xz[i], zg, back.perp2);
-      fwd.perp2 = fmaf(w.xz[i], zg, fwd.perp2);
-      back.axis2 = fmaf(w.xz[i], zh, back.axis2);
-      fwd.axis2 = fmaf(-w.xz[i], zh, fwd.axis2);
-    }
-    {  // the in-plane derivatives of output c, weighed by its own medium
-      SplitSums& o = Q[R];
-      o.perp2 += physics::perp_own(own.m, physics::kYY) * dyy_s + physics::perp_own(own.m, physics::kZZ) * dzz_s +
-                 physics::perp_own(own.m, physics::kYZ) * dyz_s;
-      o.axis2 += physics::axis_own(own.m, physics::kYY) * dyy_p + physics::axis_own(own.m, physics::kZZ) * dzz_p +
-                 physics::axis_own(own.m, physics::kYZ) * dyz_p;
-    }
+    add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
 
     // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and load
     // plane c + 2.
@@ -308,12 +325,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_block(const Block& blk, const Tti
       const physics::TtiCentre kappa{load(g.kappa_perp.origin + off),
                                      load(g.kappa_axis.origin + off)};
       const float bo = load(g.b.origin + off);
-      const SplitSums& a = Q[0];
-      const float perp2 = a.perp2 + physics::perp_own(ro.m, physics::kXX) * a.sxx +
-                          physics::perp_own(ro.m, physics::kXY) * a.sxy + physics::perp_own(ro.m, physics::kXZ) * a.sxz;
-      const float axis2 = a.axis2 + physics::axis_own(ro.m, physics::kXX) * a.pxx +
-                          physics::axis_own(ro.m, physics::kXY) * a.pxy + physics::axis_own(ro.m, physics::kXZ) * a.pxz;
-      const physics::TtiRhs r = physics::tti_split_rhs(perp2, axis2, {ro.p + ro.q, ro.p}, kappa, ro.m.inv_a, bo);
+      const physics::TtiRhs r = output_rhs(Q[0], ro, kappa, bo);
       if (g.inner.contains(o, j, k)) {
         const float v2 = load(g.v2dt2.origin + off);
         g.p_next.origin[off] = physics::leapfrog(g.p_next.origin[off], ro.p, v2, r.p);
@@ -336,11 +348,200 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
   swic_split_block<TX, TY>(DeviceBlock(), g, region, chunk, swic_tti_raw);
 }
 
+// --- swic_split_tma: the same queue with every global read a tensor copy (sm_90+) ---------------
+//
+// Nsight Compute on swic_split (512^3, 2026-11-24) put 46% of its warps' stalls on global loads:
+// each thread loads the raw values of the ~3.75 points per output it stages one plane ahead, and
+// the operands of the output it completes just before using them, with 12 warps per SM to cover
+// the wait. Here thread 0 issues, per plane P, tensor copies into a ring of NS slots (one
+// mbarrier each): the six raw arrays of plane P over the tile and its halo (SX x SY points each)
+// and, when output o = P - R - 1 is the chunk's, the twelve arrays o's update reads at the tile's
+// own points (TX x TY each). Plane P is issued when the block is done with the slot's previous
+// plane (the barrier ending plane P - NS), staged into the products from shared memory at plane
+// P - 1 and its output part read when output P - R - 1 completes at that same plane; so a copy
+// has NS - 1 planes to land. The products, the queue and the sums are swic_split's.
+
+/// The arrays one slot holds: kHaloArrays boxes of SX x SY points, kOwnArrays of TX x TY.
+constexpr int kHaloArrays = 6;  // nx, ny, nz, inv_a, p, q
+constexpr int kOwnArrays = 12;  // p, q, nx, ny, nz, inv_a, kappa_perp, kappa_axis, b, v2dt2, p_next, q_next
+
+/// The tensor maps of one launch (Map: CUtensorMap, or HostTensorMap in the emulation).
+template <class Map>
+struct SplitMaps {
+  Map halo[kHaloArrays];
+  Map own[kOwnArrays];
+};
+
+template <int TX, int TY>
+struct TensorSlot {
+  static constexpr int kHaloBytes = TtiTile<TX, TY>::kPoints * 4;  // one array's box
+  static constexpr int kOwnBytes = TX * TY * 4;
+  static_assert(kHaloBytes % 128 == 0 && kOwnBytes % 128 == 0, "boxes land on 128-B boundaries");
+  static constexpr int kBytes = kHaloArrays * kHaloBytes + kOwnArrays * kOwnBytes;
+};
+
+/// Dynamic shared memory of the ring, the product planes, the barriers and slack to align to 128 B.
+template <int TX, int TY, int NS>
+constexpr int tensor_smem_bytes() {
+  return NS * TensorSlot<TX, TY>::kBytes + TtiTile<TX, TY>::kBytes + NS * 8 + 128;
+}
+
+/// A staged point's raw values from the halo part of a slot (arrays kHaloArrays apart by `n`).
+MM_HOST_DEVICE MM_FORCE_INLINE RawPoint slot_point(const float* h, int e, int n) {
+  return {{h[e], h[n + e], h[2 * n + e], h[3 * n + e]}, h[4 * n + e], h[5 * n + e]};
+}
+
+/// Issued by thread 0: plane P into its slot (above), completing on the slot's mbarrier.
+/// `corner` is the allocation's halo corner (the maps' coordinate origin).
+#pragma nv_exec_check_disable
+template <int TX, int TY, int NS, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void issue_plane(const Block& blk, const SplitMaps<Map>& maps, int P, int c_first,
+                                                int c_end, int i_begin, int i_end, int k0, int j0,
+                                                const physics::Index3& corner, unsigned char* ring,
+                                                std::uint64_t* bar) {
+  using S = TensorSlot<TX, TY>;
+  const int slot = (P - c_first) % NS, o = P - R - 1;
+  unsigned char* st = ring + slot * S::kBytes;
+  const bool halo = P < c_end, own = o >= i_begin && o < i_end;
+  blk.expect_bytes(bar + slot, (halo ? kHaloArrays * S::kHaloBytes : 0) + (own ? kOwnArrays * S::kOwnBytes : 0));
+  if (halo)
+    for (int a = 0; a < kHaloArrays; ++a)
+      blk.copy_3d(st + a * S::kHaloBytes, maps.halo[a], k0 - R - corner.k, j0 - R - corner.j, P - corner.i,
+                  bar + slot);
+  if (own)
+    for (int a = 0; a < kOwnArrays; ++a)
+      blk.copy_3d(st + kHaloArrays * S::kHaloBytes + a * S::kOwnBytes, maps.own[a], k0 - corner.k, j0 - corner.j,
+                  o - corner.i, bar + slot);
+}
+
+/// One block's work for swic_split_tma, against the execution model of block_model.cuh.
+#pragma nv_exec_check_disable
+template <int TX, int TY, int NS, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
+                                                            const SplitMaps<Map>& maps, const physics::Box3& region,
+                                                            int chunk, unsigned char* raw) {
+  using T = TtiTile<TX, TY>;
+  using S = TensorSlot<TX, TY>;
+  constexpr int SX = T::SX, kOwnPoints = TX * TY;
+  unsigned char* const ring = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<std::uintptr_t>(raw) + 127) & ~static_cast<std::uintptr_t>(127));
+  unsigned char* const planes = ring + NS * S::kBytes;
+  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::kBytes);
+  const physics::Index3 hi = region.hi(), corner = g.p.box.lo;
+  const int k0 = region.lo.k + blk.bx * TX, j0 = region.lo.j + blk.by * TY;
+  const int i_begin = region.lo.i + blk.bz * chunk;
+  const int i_end = i_begin + chunk < hi.i ? i_begin + chunk : hi.i;
+  const int c_first = i_begin - R, c_end = i_end + R;  // planes streamed: [c_first, c_end)
+  const auto buffer = [c_first, planes](int c) {
+    return SplitPlane::carve(planes + ((c - c_first) & 1) * (T::kPoints * SplitPlane::kBytes), T::kPoints);
+  };
+  const auto halo_of = [c_first, ring](int P) {
+    return reinterpret_cast<const float*>(ring + ((P - c_first) % NS) * S::kBytes);
+  };
+  const int tx = blk.tx, ty = blk.ty;
+  const int t = tx + TX * ty;
+  const int j = j0 + ty, k = k0 + tx;
+  const bool writes = j < hi.j && k < hi.k;
+
+  // Staged slots of the points this thread stages (the same in the slot's halo boxes).
+  const int e = (ty + R) * SX + tx + R;
+  int row_e[T::kRowRounds], col_e[T::kColRounds];
+#pragma unroll
+  for (int n = 0; n < T::kRowRounds; ++n) {
+    const int r = t + n * T::kThreads, row = r / TX;
+    row_e[n] = (row < R ? row : TY + row) * SX + R + r % TX;
+  }
+#pragma unroll
+  for (int n = 0; n < T::kColRounds; ++n) {
+    const int r = t + n * T::kThreads, col = r % (2 * R);
+    col_e[n] = (r / (2 * R)) * SX + (col < R ? col : TX + col);
+  }
+  // Plane P's products from its slot into its buffer; returns what the thread keeps of its point.
+  const auto stage_plane = [&](int P) {
+    const float* h = halo_of(P);
+    const SplitPlane pl = buffer(P);
+#pragma unroll
+    for (int n = 0; n < T::kRowRounds; ++n)
+      if (t + n * T::kThreads < T::kRowPoints) stage_row(pl, row_e[n], slot_point(h, row_e[n], T::kPoints));
+#pragma unroll
+    for (int n = 0; n < T::kColRounds; ++n)
+      if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], slot_point(h, col_e[n], T::kPoints));
+    return stage_own(pl, e, slot_point(h, e, T::kPoints));
+  };
+
+  if (t == 0) {
+    for (int s = 0; s < NS; ++s) blk.mbarrier_init(bar + s, 1);
+    blk.fence_init();  // visible to the copy engine
+  }
+  blk.sync();
+  if (t == 0)
+    for (int P = c_first; P < c_first + NS && P <= c_end; ++P)
+      issue_plane<TX, TY, NS>(blk, maps, P, c_first, c_end, i_begin, i_end, k0, j0, corner, ring, bar);
+
+  SplitSums Q[2 * R + 1];  // Q[R + d]: output c + d
+#pragma unroll
+  for (int d = 0; d <= 2 * R; ++d) Q[d] = {0, 0, 0, 0, 0, 0, 0, 0};
+
+  blk.wait(bar, 0);
+  OwnPoint own = stage_plane(c_first);
+  blk.sync();  // plane c_first is staged and its slot free
+  if (t == 0 && c_first + NS <= c_end) {
+    blk.fence_proxy();  // the generic reads of that slot before the copy engine's writes
+    issue_plane<TX, TY, NS>(blk, maps, c_first + NS, c_first, c_end, i_begin, i_end, k0, j0, corner, ring, bar);
+  }
+  for (int c = c_first; c < c_end; ++c) {
+    add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
+
+    // Plane P = c + 1: stage it (its buffer was last read in plane c - 1, before the barrier) and
+    // complete output c - 4 = P - R - 1 from the slot's output part.
+    const int P = c + 1, n = P - c_first;
+    blk.wait(bar + n % NS, static_cast<unsigned>(n / NS) & 1u);
+    if (P < c_end) own = stage_plane(P);
+    const int o = c - R;
+    if (writes && o >= i_begin && o < i_end) {
+      const float* x = halo_of(P) + kHaloArrays * T::kPoints + ty * TX + tx;  // array a at x[a * kOwnPoints]
+      const auto at = [x](int a) { return x[a * kOwnPoints]; };
+      const RawPoint ro{{at(2), at(3), at(4), at(5)}, at(0), at(1)};
+      const physics::TtiRhs r = output_rhs(Q[0], ro, {at(6), at(7)}, at(8));
+      const std::int64_t off = g.p.offset(o, j, k);
+      if (g.inner.contains(o, j, k)) {
+        g.p_next.origin[off] = physics::leapfrog(at(10), ro.p, at(9), r.p);
+        g.q_next.origin[off] = physics::leapfrog(at(11), ro.q, at(9), r.q);
+      } else {
+        tti_update_from_rhs(g, o, j, k, off, r);
+      }
+    }
+    blk.sync();  // plane P is staged; everyone is done with plane c and with P's slot
+    if (t == 0 && P + NS <= c_end) {
+      blk.fence_proxy();
+      issue_plane<TX, TY, NS>(blk, maps, P + NS, c_first, c_end, i_begin, i_end, k0, j0, corner, ring, bar);
+    }
+#pragma unroll
+    for (int d = 0; d < 2 * R; ++d) Q[d] = Q[d + 1];
+    Q[2 * R] = {0, 0, 0, 0, 0, 0, 0, 0};
+  }
+}
+
+/// Blocks per SM that the shared memory allows (at most kTtiMinBlocks): the register budget.
+template <int TX, int TY, int NS>
+constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, NS>() + 1024) < kTtiMinBlocks<TX, TY>
+                                     ? 228 * 1024 / (tensor_smem_bytes<TX, TY, NS>() + 1024)
+                                     : kTtiMinBlocks<TX, TY>;
+
+template <int TX, int TY, int NS>
+__global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, NS>)
+    swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
+                    int chunk) {
+  extern __shared__ unsigned char swic_tti_tensor_raw[];
+  swic_split_tensor_block<TX, TY, NS>(DeviceBlock(), g, maps, region, chunk, swic_tti_tensor_raw);
+}
+
 struct TtiVariant {
   int x, y;
   const void* kernel;
   void (*launch)(const TtiStepArgs&, const physics::Box3&, int, cudaStream_t);
   void (*emulate)(const TtiStepArgs&, const physics::Box3&, int);
+  int smem_bytes;
 };
 
 template <int TX, int TY>
@@ -363,61 +564,127 @@ void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int 
   });
 }
 
+/// swic_split_tma's maps over the step's arrays, built by make(view, box x, box y). All arrays
+/// must share p's layout: the kernel addresses every box from p's halo corner.
+template <int TX, int TY, class Make>
+auto split_maps(const TtiStepArgs& g, const Make& make) {
+  using Map = decltype(make(g.p, 1, 1));
+  const physics::View3<const float> halo[kHaloArrays] = {g.nx, g.ny, g.nz, g.inv_a, g.p, g.q};
+  const physics::View3<const float> own[kOwnArrays] = {g.p,          g.q,          g.nx, g.ny,     g.nz,     g.inv_a,
+                                                       g.kappa_perp, g.kappa_axis, g.b,  g.v2dt2, g.p_next, g.q_next};
+  SplitMaps<Map> maps;
+  for (int a = 0; a < kOwnArrays; ++a) {
+    const auto& v = own[a];
+    if (v.sx != g.p.sx || v.sy != g.p.sy || !(v.box == g.p.box))
+      throw Error("swic_split_tma: the step's arrays must share one layout");
+    maps.own[a] = make(v, TX, TY);
+  }
+  for (int a = 0; a < kHaloArrays; ++a) maps.halo[a] = make(halo[a], TX + 2 * R, TY + 2 * R);
+  return maps;
+}
+
+template <int TX, int TY, int NS>
+void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
+  constexpr auto kernel = &swic_tti_tensor<TX, TY, NS>;
+  constexpr int bytes = tensor_smem_bytes<TX, TY, NS>();
+  ensure_smem_limit<kernel>(bytes);
+  const SplitMaps<CUtensorMap> maps =
+      split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by) { return tensor_map(v, bx, by); });
+  const dim3 grid(ceil_div(region.n.k, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
+  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, chunk);
+}
+
+template <int TX, int TY, int NS>
+void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
+  const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(
+      g, [](const physics::View3<const float>& v, int bx, int by) { return HostTensorMap::of(v, bx, by); });
+  const int grid[3] = {static_cast<int>(ceil_div(region.n.k, TX)),
+                       static_cast<int>(ceil_div(region.n.j, TY)),
+                       static_cast<int>(ceil_div(region.n.i, chunk))};
+  emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, NS>(), [&](HostBlock& blk, unsigned char* raw) {
+    swic_split_tensor_block<TX, TY, NS>(blk, g, maps, region, chunk, raw);
+  });
+}
+
 template <int TX, int TY>
 constexpr TtiVariant tti_variant() {
   return {TX, TY, reinterpret_cast<const void*>(&swic_tti<TX, TY>), &launch_tti_variant<TX, TY>,
-          &emulate_tti_variant<TX, TY>};
+          &emulate_tti_variant<TX, TY>, TtiTile<TX, TY>::kBytes};
+}
+
+template <int TX, int TY, int NS>
+constexpr TtiVariant tensor_variant() {
+  return {TX, TY, reinterpret_cast<const void*>(&swic_tti_tensor<TX, TY, NS>), &launch_tensor_variant<TX, TY, NS>,
+          &emulate_tensor_variant<TX, TY, NS>, tensor_smem_bytes<TX, TY, NS>()};
 }
 
 const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), tti_variant<64, 4>(),
                                    tti_variant<16, 8>()};
+// 16x8 (67.7 KB with two slots) fits three blocks per SM; 32x4 and 8x16 fit two either way, so
+// they take three slots.
+const TtiVariant kTensorVariants[] = {tensor_variant<16, 8, 2>(), tensor_variant<32, 4, 3>(),
+                                      tensor_variant<8, 16, 3>()};
 
-const TtiVariant& find_tti(const Tile& t) {
-  return find_chunked_variant(kTtiVariants, t, "swic_split (acoustic_tti)");
+const char* const kRegisterName = "swic_split";
+const char* const kTensorName = "swic_split_tma";
+
+const TtiVariant& find_tti(const Tile& t, bool tensor) {
+  return tensor ? find_chunked_variant(kTensorVariants, t, "swic_split_tma (acoustic_tti)")
+                : find_chunked_variant(kTtiVariants, t, "swic_split (acoustic_tti)");
 }
 
-void check_centre_weights(const TtiStepArgs& g) {
+/// The variant of a launch or emulation, after the checks both share.
+const TtiVariant& checked_variant(const TtiStepArgs& g, const Tile& t, bool tensor) {
+  const TtiVariant& v = find_tti(t, tensor);
   if (g.kappa_perp.origin == nullptr || g.kappa_axis.origin == nullptr)
-    throw Error("swic_split: the split form needs the centre weights kappa_perp, kappa_axis");
+    throw Error(std::string(tensor ? kTensorName : kRegisterName) +
+                ": the split form needs the centre weights kappa_perp, kappa_axis");
+  return v;
 }
 
+template <bool kTensor>
 void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, cudaStream_t s) {
-  const TtiVariant& v = find_tti(t);
+  const TtiVariant& v = checked_variant(g, t, kTensor);
   if (region.empty()) return;
-  check_centre_weights(g);
+  if (kTensor && !has_tensor_copies())
+    throw Error("swic_split_tma: needs the tensor copy engine of sm_90 (Hopper) or newer");
   v.launch(g, region, t.z, s);
 }
 
+template <bool kTensor>
 cudaFuncAttributes tti_attributes(const Tile& t) {
   cudaFuncAttributes attr{};
-  cudaFuncGetAttributes(&attr, find_tti(t).kernel);
+  cudaFuncGetAttributes(&attr, find_tti(t, kTensor).kernel);
   return attr;
 }
 
-int tti_dynamic_smem(const Tile& t) { return 2 * (t.x + 2 * R) * (t.y + 2 * R) * SplitPlane::kBytes; }
+template <bool kTensor>
+int tti_dynamic_smem(const Tile& t) { return find_tti(t, kTensor).smem_bytes; }
 
+template <bool kTensor>
 KernelFamily family() {
   KernelFamily f;
-  f.name = "swic_split";
+  f.name = kTensor ? kTensorName : kRegisterName;
   f.propagators = {PropagatorKind::acoustic_tti};
-  f.description = "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
-  f.launch_tti = &launch_tti;
-  f.tti_tunables = {{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
-  f.tti_attributes = &tti_attributes;
-  f.tti_dynamic_smem = &tti_dynamic_smem;
+  f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into a ring of slots; sm_90+"
+                          : "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
+  f.launch_tti = &launch_tti<kTensor>;
+  f.tti_tunables = kTensor ? std::vector<Tile>{{16, 8, 64}, {32, 4, 64}, {8, 16, 64}, {16, 8, 128}}
+                           : std::vector<Tile>{{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
+  f.tti_attributes = &tti_attributes<kTensor>;
+  f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;
   f.tti_reads_centre_weights = true;
+  f.unverified = kTensor;  // until the gpu tests have run it on an H100
   return f;
 }
 
-const bool kRegistered = register_family(family());
+const bool kRegistered = register_family(family<false>()) && register_family(family<true>());
 
 }  // namespace
 
-void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t) {
-  const TtiVariant& v = find_tti(t);
-  if (region.empty()) return;
-  check_centre_weights(g);
-  v.emulate(g, region, t.z);
+void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, bool tensor) {
+  const TtiVariant& v = checked_variant(g, t, tensor);
+  if (!region.empty()) v.emulate(g, region, t.z);
 }
 
 }  // namespace minimod::kernels::cuda

@@ -192,13 +192,13 @@ class SwicSplitEmulation : public ::testing::Test {
   /// One emulated update of `region` from the initial state: the reference inside it (within
   /// kTolerance of each array's largest value there), the initial values bitwise elsewhere (the
   /// halo and row padding included).
-  void check(const kernels::cuda::Tile& tile, const Box3& region) {
-    SCOPED_TRACE("swic_split:" + kernels::cuda::tile_string(tile) + " region lo (" +
+  void check(const std::string& family, const kernels::cuda::Tile& tile, const Box3& region) {
+    SCOPED_TRACE(family + ":" + kernels::cuda::tile_string(tile) + " region lo (" +
                  std::to_string(region.lo.i) + "," + std::to_string(region.lo.j) + "," +
                  std::to_string(region.lo.k) + ") n (" + std::to_string(region.n.i) + "," +
                  std::to_string(region.n.j) + "," + std::to_string(region.n.k) + ")");
     restore(s_, initial_);
-    kernels::cuda::emulate_swic_split(s_.args(), region, tile);
+    kernels::cuda::emulate_swic_split(s_.args(), region, tile, family == "swic_split_tma");
     const Arrays got = save(s_);
     const auto v = s_.layout.view(s_.p.data());
     const std::int64_t base = v.offset(-R, -R, -R);
@@ -236,29 +236,34 @@ class SwicSplitEmulation : public ::testing::Test {
   }
 };
 
+// Both families of swic_split.cu: register staging and tensor copies (swic_split_tma).
+const char* const kFamilies[] = {"swic_split", "swic_split_tma"};
+
 TEST_F(SwicSplitEmulation, EveryTileEqualsTheCpuReferenceAtEveryPoint) {
-  const auto& family =
-      kernels::cuda::find_family("swic_split", kernels::cuda::PropagatorKind::acoustic_tti);
-  ASSERT_FALSE(family.tti_tunables.empty());
-  std::set<std::tuple<int, int, int>> done;
-  for (const auto& t : family.tti_tunables)
-    for (int chunk : {t.z, 5}) {  // 5: chunks that divide nothing, the last one short
-      kernels::cuda::Tile tile = t;
-      tile.z = chunk;
-      if (!done.insert({tile.x, tile.y, tile.z}).second) continue;
-      check(tile, Box3{{0, 0, 0}, n_});  // the whole grid, as the propagator launches it
-    }
+  for (const std::string name : kFamilies) {
+    const auto& family = kernels::cuda::find_family(name, kernels::cuda::PropagatorKind::acoustic_tti);
+    ASSERT_FALSE(family.tti_tunables.empty());
+    std::set<std::tuple<int, int, int>> done;
+    for (const auto& t : family.tti_tunables)
+      for (int chunk : {t.z, 5, 1}) {  // 5: chunks that divide nothing, the last one short; 1: one output plane
+        kernels::cuda::Tile tile = t;
+        tile.z = chunk;
+        if (!done.insert({tile.x, tile.y, tile.z}).second) continue;
+        check(name, tile, Box3{{0, 0, 0}, n_});  // the whole grid, as the propagator launches it
+      }
+  }
 }
 
 TEST_F(SwicSplitEmulation, OddSubBoxEqualsTheCpuReference) {
   // A region at odd offsets, narrower than a tile: the kernel stages the halo around it from the
   // arrays and must write nothing outside it.
-  const auto& family =
-      kernels::cuda::find_family("swic_split", kernels::cuda::PropagatorKind::acoustic_tti);
-  for (const auto& t : family.tti_tunables) {
-    kernels::cuda::Tile tile = t;
-    tile.z = 4;
-    check(tile, Box3{{3, 2, 3}, {13, 15, 9}});  // crosses the x-, y+ and z- layers
+  for (const std::string name : kFamilies) {
+    const auto& family = kernels::cuda::find_family(name, kernels::cuda::PropagatorKind::acoustic_tti);
+    for (const auto& t : family.tti_tunables) {
+      kernels::cuda::Tile tile = t;
+      tile.z = 4;
+      check(name, tile, Box3{{3, 2, 3}, {13, 15, 9}});  // crosses the x-, y+ and z- layers
+    }
   }
 }
 

@@ -1,0 +1,71 @@
+// Tensor maps for Hopper's bulk tensor copies (TMA, `cp.async.bulk.tensor`), shared by the
+// families that stage with them (semi_tma.cu, swic_split.cu). One map per array over its whole
+// allocation with the halo (k extent without the row padding), fp32, strides in bytes, a box of
+// (bx, by, 1) points; coordinates are relative to the halo corner and may be negative or past the
+// end (the copy engine fills zeros there). The allocation's base must be 16-B aligned and its row
+// pitch a multiple of 16 B (FieldLayout pads rows to 128 B); tensor_map checks both.
+#pragma once
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "kernels/cuda/cuda_check.hpp"
+#include "physics/error.hpp"
+#include "physics/view3.hpp"
+
+namespace minimod::kernels::cuda {
+
+/// The driver's cuTensorMapEncodeTiled, looked up once.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    MM_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &q));
+    if (q == cudaDriverEntryPointSuccess) fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  });
+  if (fn == nullptr) throw Error("tensor copies: the driver has no cuTensorMapEncodeTiled (needs CUDA 12 or newer)");
+  return fn;
+}
+
+/// A tensor map over the whole allocation of `v` (halo included), fp32, box (bx, by, 1).
+template <class T>
+CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
+  const physics::Index3 lo = v.box.lo;
+  const void* corner = v.ptr(lo.i, lo.j, lo.k);
+  if (reinterpret_cast<std::uintptr_t>(corner) % 16 != 0 || (v.sy * 4) % 16 != 0)
+    throw Error("tensor copies: a field is not 16-B aligned (allocation or row pitch)");
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(v.box.n.k), static_cast<cuuint64_t>(v.box.n.j),
+                              static_cast<cuuint64_t>(v.box.n.i)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(v.sy) * 4, static_cast<cuuint64_t>(v.sx) * 4};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(bx), static_cast<cuuint32_t>(by), 1};
+  const cuuint32_t unit[3] = {1, 1, 1};
+  CUtensorMap map{};
+  const CUresult rc =
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(corner), dims, strides, box,
+                           unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (rc != CUDA_SUCCESS) throw Error("tensor copies: cuTensorMapEncodeTiled failed (" + std::to_string(rc) + ")");
+  return map;
+}
+
+/// Whether the current device has the tensor copy engine (sm_90+), asked once per device.
+inline bool has_tensor_copies() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> major[kDevices] = {};  // 0: not asked yet
+  int dev = 0;
+  MM_CUDA_CHECK(cudaGetDevice(&dev));
+  int m = dev < kDevices ? major[dev].load(std::memory_order_relaxed) : 0;
+  if (m == 0) {
+    MM_CUDA_CHECK(cudaDeviceGetAttribute(&m, cudaDevAttrComputeCapabilityMajor, dev));
+    if (dev < kDevices) major[dev].store(m, std::memory_order_relaxed);
+  }
+  return m >= 9;
+}
+
+}  // namespace minimod::kernels::cuda
