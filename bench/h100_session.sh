@@ -80,8 +80,11 @@ if [ "${PROFILE_TTI:-0}" = 1 ] && command -v ncu > /dev/null; then
   echo "== ncu, TTI (512^3)"
   ncu --kernel-name regex:"swic_tti" --launch-skip 2 --launch-count 1 \
     --section SpeedOfLight --section MemoryWorkloadAnalysis --section WarpStateStats --section Occupancy \
+    --metrics regex:'smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio',dram__bytes_read.sum,dram__bytes_write.sum \
     build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "${PROFILE_TTI_SPEC:-swic_split:32x4x64}" \
     --shapes 512 --steps 3 > "$out/ncu-tti.log" 2>&1
-  grep -E "Throughput|Duration|Achieved Occupancy|Stall|Warp Cycles|Registers|Block Limit" "$out/ncu-tti.log" | head -40
+  grep -E "Throughput|Duration|Achieved Occupancy|Warp Cycles|Block Limit|dram__bytes" "$out/ncu-tti.log" | head -30
+  echo "-- stalls (warps per issued instruction), largest first"
+  grep -E "smsp__average_warps_issue_stalled_" "$out/ncu-tti.log" | awk '{print $NF, $1}' | sort -rn | head -12
 fi
 echo "total: $(( $(date +%s) - start )) s"

@@ -4,8 +4,9 @@
 # case end to end on KERNELS at SHAPES, and with NCU=1 Nsight Compute's DRAM bytes and time of the
 # inner kernel and the layer's (one line each, bench/h100_probe.sh's summary).
 #   SWEEP='-;MINIMOD_TMA_HINTS=1;MINIMOD_TMA_PROMOTION=128' bash bench/h100_sweep.sh
+# A token of a setting that starts with -- goes to minimod_bench instead (--set=key=value).
 # Environment: KERNELS (default semi_tma:64x32x64,semi_tma:64x32x128), SHAPES (default 1000),
-# STEPS (default 100), NCU=1, NCU_SPEC (default semi_tma:64x32x128).
+# STEPS (default 100), PROPAGATOR (default acoustic_iso), NCU=1, NCU_SPEC (default semi_tma:64x32x128).
 set -uo pipefail
 out=${OUT:-/tmp}
 bench=build/bench/minimod_bench
@@ -14,11 +15,16 @@ IFS=';' read -ra settings <<< "${SWEEP:--}"
 n=0
 for setting in "${settings[@]}"; do
   n=$((n + 1))
-  vars=()
-  [ "$setting" != "-" ] && read -ra vars <<< "$setting"
+  vars=() args=()
+  if [ "$setting" != "-" ]; then
+    read -ra tokens <<< "$setting"
+    for t in "${tokens[@]}"; do
+      case $t in --set=*) args+=(--set "${t#--set=}") ;; *) vars+=("$t") ;; esac
+    done
+  fi
   echo "== [$n] ${setting}"
-  env "${vars[@]}" $bench --backend cuda --kernels "$kernels" --shapes "${SHAPES:-1000}" --steps "${STEPS:-100}" \
-    2>&1 | tee "$out/sweep-$n.log" | grep '^|' | grep -v -- '---\|propagator'
+  env "${vars[@]}" $bench --backend cuda --propagator "${PROPAGATOR:-acoustic_iso}" --kernels "$kernels" \
+    --shapes "${SHAPES:-1000}" --steps "${STEPS:-100}" "${args[@]}" 2>&1 | tee "$out/sweep-$n.log" | grep '^|' | grep -v -- '---\|propagator'
   if [ "${NCU:-0}" = 1 ] && command -v ncu > /dev/null; then
     metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct
     env "${vars[@]}" ncu --kernel-name regex:"semi_tma_iso|pml_stream" --launch-skip 2 --launch-count 2 --metrics $metrics \

@@ -35,6 +35,8 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
+#include <cstdlib>
+
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
@@ -623,12 +625,20 @@ const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), t
 // 16x8 (67.7 KB with two slots) fits three blocks per SM; 32x4 and 8x16 fit two either way, so
 // they take three slots.
 const TtiVariant kTensorVariants[] = {tensor_variant<16, 8, 2>(), tensor_variant<32, 4, 3>(),
-                                      tensor_variant<8, 16, 3>()};
+                                      tensor_variant<8, 16, 3>(), tensor_variant<32, 8, 2>()};
+// EXPERIMENT (MINIMOD_TTI_SLOTS=other): the other ring depth of each tile.
+const TtiVariant kTensorOther[] = {tensor_variant<16, 8, 3>(), tensor_variant<32, 4, 2>(),
+                                   tensor_variant<8, 16, 2>(), tensor_variant<32, 8, 3>()};
+bool other_slots() {
+  static const bool on = std::getenv("MINIMOD_TTI_SLOTS") != nullptr;
+  return on;
+}
 
 const char* const kRegisterName = "swic_split";
 const char* const kTensorName = "swic_split_tma";
 
 const TtiVariant& find_tti(const Tile& t, bool tensor) {
+  if (tensor && other_slots()) return find_chunked_variant(kTensorOther, t, "swic_split_tma (acoustic_tti)");
   return tensor ? find_chunked_variant(kTensorVariants, t, "swic_split_tma (acoustic_tti)")
                 : find_chunked_variant(kTtiVariants, t, "swic_split (acoustic_tti)");
 }
