@@ -1,7 +1,9 @@
 // swic_split: SWiC for the 73-point acoustic-TTI operator in its split form (physics/tti.hpp,
 // tti_rhs73_split), acoustic TTI only. A separate family from `swic` (whose TTI kernel evaluates
 // the pair form); both equal the CPU reference on an H100 (2026-11-23), and at 1000^3 they run at
-// the same speed (14.2 vs 14.0 GPts/s), so `auto` decides.
+// the same speed (14.2 vs 14.0 GPts/s), so `auto` decides. This file also registers
+// `swic_split_tma` (sm_90+): the same queue and sums with every global read a tensor copy (its
+// section below).
 //
 // The kernel: SWiC for the 73-point TTI operator in its split form (physics/tti.hpp,
 // tti_rhs73_split): the pair form's per-neighbour products of the medium move to one product per
@@ -35,8 +37,6 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
-#include <cstdlib>
-
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
@@ -622,23 +622,15 @@ constexpr TtiVariant tensor_variant() {
 
 const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), tti_variant<64, 4>(),
                                    tti_variant<16, 8>()};
-// 16x8 (67.7 KB with two slots) fits three blocks per SM; 32x4 and 8x16 fit two either way, so
-// they take three slots.
-const TtiVariant kTensorVariants[] = {tensor_variant<16, 8, 2>(), tensor_variant<32, 4, 3>(),
-                                      tensor_variant<8, 16, 3>(), tensor_variant<32, 8, 2>()};
-// EXPERIMENT (MINIMOD_TTI_SLOTS=other): the other ring depth of each tile.
-const TtiVariant kTensorOther[] = {tensor_variant<16, 8, 3>(), tensor_variant<32, 4, 2>(),
-                                   tensor_variant<8, 16, 2>(), tensor_variant<32, 8, 3>()};
-bool other_slots() {
-  static const bool on = std::getenv("MINIMOD_TTI_SLOTS") != nullptr;
-  return on;
-}
+// Two slots: 16x8 (67.7 KB) fits three blocks per SM, 32x4 (81.6 KB) two, 32x8 (117 KB) one. A
+// third slot gave the same or less (H100, 512^3, bench/results/2026-11-24-h100-session6.md).
+const TtiVariant kTensorVariants[] = {tensor_variant<32, 4, 2>(), tensor_variant<16, 8, 2>(),
+                                      tensor_variant<32, 8, 2>()};
 
 const char* const kRegisterName = "swic_split";
 const char* const kTensorName = "swic_split_tma";
 
 const TtiVariant& find_tti(const Tile& t, bool tensor) {
-  if (tensor && other_slots()) return find_chunked_variant(kTensorOther, t, "swic_split_tma (acoustic_tti)");
   return tensor ? find_chunked_variant(kTensorVariants, t, "swic_split_tma (acoustic_tti)")
                 : find_chunked_variant(kTtiVariants, t, "swic_split (acoustic_tti)");
 }
@@ -679,7 +671,7 @@ KernelFamily family() {
   f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into a ring of slots; sm_90+"
                           : "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
   f.launch_tti = &launch_tti<kTensor>;
-  f.tti_tunables = kTensor ? std::vector<Tile>{{16, 8, 64}, {32, 4, 64}, {8, 16, 64}, {16, 8, 128}}
+  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {32, 4, 128}}
                            : std::vector<Tile>{{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
   f.tti_attributes = &tti_attributes<kTensor>;
   f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;
