@@ -676,7 +676,6 @@ KernelFamily family() {
   f.tti_attributes = &tti_attributes<kTensor>;
   f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;
   f.tti_reads_centre_weights = true;
-  f.unverified = kTensor;  // until the gpu tests have run it on an H100
   return f;
 }
 
