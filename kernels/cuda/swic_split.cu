@@ -524,11 +524,12 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   }
 }
 
-/// Blocks per SM that the shared memory allows (at most kTtiMinBlocks): the register budget.
+/// Blocks per SM that the shared memory allows, at most as many as leave 128 registers a thread:
+/// the register budget.
 template <int TX, int TY, int NS>
-constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, NS>() + 1024) < kTtiMinBlocks<TX, TY>
+constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, NS>() + 1024) < 512 / (TX * TY)
                                      ? 228 * 1024 / (tensor_smem_bytes<TX, TY, NS>() + 1024)
-                                     : kTtiMinBlocks<TX, TY>;
+                                     : 512 / (TX * TY);
 
 template <int TX, int TY, int NS>
 __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, NS>)
@@ -624,8 +625,8 @@ const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), t
                                    tti_variant<16, 8>()};
 // Two slots: 16x8 (67.7 KB) fits three blocks per SM, 32x4 (81.6 KB) two, 32x8 (117 KB) one. A
 // third slot gave the same or less (H100, 512^3, bench/results/2026-11-24-h100-session6.md).
-const TtiVariant kTensorVariants[] = {tensor_variant<32, 4, 2>(), tensor_variant<16, 8, 2>(),
-                                      tensor_variant<32, 8, 2>()};
+const TtiVariant kTensorVariants[] = {tensor_variant<32, 4, 1>(), tensor_variant<16, 8, 1>(),
+                                      tensor_variant<32, 8, 1>(), tensor_variant<64, 4, 1>()};
 
 const char* const kRegisterName = "swic_split";
 const char* const kTensorName = "swic_split_tma";
