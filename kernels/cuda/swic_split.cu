@@ -421,7 +421,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_plane(const Block& blk, const SplitMap
 template <int TX, int TY, int NS, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
-                                                            int chunk, unsigned char* raw) {
+                                                            int shift, int chunk, unsigned char* raw) {
   using T = TtiTile<TX, TY>;
   using S = TensorSlot<TX, TY>;
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
@@ -430,7 +430,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   unsigned char* const planes = ring + NS * S::kBytes;
   std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::kBytes);
   const physics::Index3 hi = region.hi(), corner = g.p.box.lo;
-  const int k0 = region.lo.k + blk.bx * TX, j0 = region.lo.j + blk.by * TY;
+  const int k0 = region.lo.k - shift + blk.bx * TX, j0 = region.lo.j + blk.by * TY;
   const int i_begin = region.lo.i + blk.bz * chunk;
   const int i_end = i_begin + chunk < hi.i ? i_begin + chunk : hi.i;
   const int c_first = i_begin - R, c_end = i_end + R;  // planes streamed: [c_first, c_end)
@@ -443,7 +443,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const int tx = blk.tx, ty = blk.ty;
   const int t = tx + TX * ty;
   const int j = j0 + ty, k = k0 + tx;
-  const bool writes = j < hi.j && k < hi.k;
+  const bool writes = j < hi.j && k >= region.lo.k && k < hi.k;
 
   // Staged slots of the points this thread stages (the same in the slot's halo boxes).
   const int e = (ty + R) * SX + tx + R;
@@ -534,9 +534,9 @@ constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, NS>() +
 template <int TX, int TY, int NS>
 __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, NS>)
     swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
-                    int chunk) {
+                    int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, NS>(DeviceBlock(), g, maps, region, chunk, swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY, NS>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -586,6 +586,11 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
   return maps;
 }
 
+/// How far the first tile starts below region.lo.k: tiles start on 128-B boundaries of the rows
+/// (which start at the allocation's k, 128-B aligned), so that the output rows' boxes and stores
+/// cover whole sectors (semi_tma's map_origin does the same).
+inline int row_shift(const TtiStepArgs& g, const physics::Box3& region) { return (region.lo.k - g.p.box.lo.k) % 32; }
+
 template <int TX, int TY, int NS>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
   constexpr auto kernel = &swic_tti_tensor<TX, TY, NS>;
@@ -593,19 +598,21 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
   ensure_smem_limit<kernel>(bytes);
   const SplitMaps<CUtensorMap> maps =
       split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by) { return tensor_map(v, bx, by); });
-  const dim3 grid(ceil_div(region.n.k, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
-  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, chunk);
+  const int shift = row_shift(g, region);
+  const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
+  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
 }
 
 template <int TX, int TY, int NS>
 void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
   const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(
       g, [](const physics::View3<const float>& v, int bx, int by) { return HostTensorMap::of(v, bx, by); });
-  const int grid[3] = {static_cast<int>(ceil_div(region.n.k, TX)),
+  const int shift = row_shift(g, region);
+  const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
   emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, NS>(), [&](HostBlock& blk, unsigned char* raw) {
-    swic_split_tensor_block<TX, TY, NS>(blk, g, maps, region, chunk, raw);
+    swic_split_tensor_block<TX, TY, NS>(blk, g, maps, region, shift, chunk, raw);
   });
 }
 
