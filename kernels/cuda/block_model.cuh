@@ -15,10 +15,21 @@
 
 #include <cstdint>
 
+#include "physics/host_device.hpp"
+
 namespace minimod::kernels::cuda {
 
 __device__ __forceinline__ unsigned smem_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// `raw` (a kernel's dynamic shared memory) advanced to the next 128-B boundary. The result is
+/// `raw` plus an offset, so the compiler still knows it points to shared memory and reads and
+/// writes it with LDS/STS: a pointer rebuilt from an integer (uintptr_t arithmetic) is generic,
+/// and every access through it a generic LD/ST (the L1TEX path, long-scoreboard stalls; Nsight
+/// Compute on swic_split_tma, 2026-11-24). Host and device.
+MM_HOST_DEVICE MM_FORCE_INLINE unsigned char* align_128(unsigned char* raw) {
+  return raw + ((128u - static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(raw) & 127u)) & 127u);
 }
 
 struct DeviceBlock {

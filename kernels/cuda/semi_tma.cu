@@ -116,8 +116,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
   static_assert(TY % RY == 0, "RY rows per thread must divide the tile's rows");
   using L = StageLayout<TX, TY>;
   constexpr int SX = L::SX;
-  unsigned char* const base = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<std::uintptr_t>(raw) + 127) & ~static_cast<std::uintptr_t>(127));
+  unsigned char* const base = align_128(raw);
   std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(base + NS * L::kStageBytes);
 
   const int tx = blk.tx, ty = blk.ty, tid = ty * TX + tx;

@@ -425,8 +425,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   using T = TtiTile<TX, TY>;
   using S = TensorSlot<TX, TY>;
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
-  unsigned char* const ring = reinterpret_cast<unsigned char*>(
-      (reinterpret_cast<std::uintptr_t>(raw) + 127) & ~static_cast<std::uintptr_t>(127));
+  unsigned char* const ring = align_128(raw);
   unsigned char* const planes = ring + NS * S::kBytes;
   std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::kBytes);
   const physics::Index3 hi = region.hi(), corner = g.p.box.lo;
