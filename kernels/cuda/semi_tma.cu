@@ -116,7 +116,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void semi_tma_block(const Block& blk, const IsoSt
   static_assert(TY % RY == 0, "RY rows per thread must divide the tile's rows");
   using L = StageLayout<TX, TY>;
   constexpr int SX = L::SX;
-  unsigned char* const base = align_128(raw);
+  // The aligned base rebuilt from an integer (a generic pointer: LD/ST, not LDS/STS): with
+  // align_128 (LDS/STS, 64 registers instead of 72) the family ran slower on an H100 at 1000^3
+  // (128x16x64 139.3 -> 129.6 GPts/s, 64x32x128 139.4 -> 122.1; bench/results/2026-11-24-h100-session6.md).
+  unsigned char* const base = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<std::uintptr_t>(raw) + 127) & ~static_cast<std::uintptr_t>(127));
   std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(base + NS * L::kStageBytes);
 
   const int tx = blk.tx, ty = blk.ty, tid = ty * TX + tx;

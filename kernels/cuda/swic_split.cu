@@ -37,6 +37,8 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
+#include <cstdlib>
+
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
@@ -355,15 +357,15 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
 // Nsight Compute on swic_split (512^3, 2026-11-24) put 46% of its warps' stalls on global loads:
 // each thread loads the raw values of the ~3.75 points per output it stages one plane ahead, and
 // the operands of the output it completes just before using them, with 12 warps per SM to cover
-// the wait. Here thread 0 issues, per plane P, tensor copies into a ring of NS slots (one
-// mbarrier each): the six raw arrays of plane P over the tile and its halo (SX x SY points each)
-// and, when output o = P - R - 1 is the chunk's, the twelve arrays o's update reads at the tile's
-// own points (TX x TY each). Plane P is issued when the block is done with the slot's previous
-// plane (the barrier ending plane P - NS), staged into the products from shared memory at plane
-// P - 1 and its output part read when output P - R - 1 completes at that same plane; so a copy
-// has NS - 1 planes to land. The products, the queue and the sums are swic_split's.
+// the wait. Here thread 0 issues tensor copies into two rings in shared memory, each slot with
+// its mbarrier: the halo ring (NH slots) takes the six raw arrays of plane P over the tile and
+// its halo (SX x SY points each), the output ring (NO slots) the twelve arrays that output o's
+// update reads at the tile's own points (TX x TY each). Plane P is staged into the products at
+// plane P - 1, and output o completes at plane o + 4; a slot is refilled after the barrier that
+// ends the plane which used it, so a copy has the next plane's sums plus NH - 1 (NO - 1) planes
+// to land. The products, the queue and the sums are swic_split's.
 
-/// The arrays one slot holds: kHaloArrays boxes of SX x SY points, kOwnArrays of TX x TY.
+/// The arrays of a halo slot (boxes of SX x SY points) and of an output slot (TX x TY).
 constexpr int kHaloArrays = 6;  // nx, ny, nz, inv_a, p, q
 constexpr int kOwnArrays = 12;  // p, q, nx, ny, nz, inv_a, kappa_perp, kappa_axis, b, v2dt2, p_next, q_next
 
@@ -374,77 +376,88 @@ struct SplitMaps {
   Map own[kOwnArrays];
 };
 
-template <int TX, int TY>
-struct TensorSlot {
+/// The rings' layout: NH halo slots, then NO output slots, then their NH + NO mbarriers.
+template <int TX, int TY, int NH, int NO>
+struct TensorRings {
   static constexpr int kHaloBytes = TtiTile<TX, TY>::kPoints * 4;  // one array's box
   static constexpr int kOwnBytes = TX * TY * 4;
   static_assert(kHaloBytes % 128 == 0 && kOwnBytes % 128 == 0, "boxes land on 128-B boundaries");
-  static constexpr int kBytes = kHaloArrays * kHaloBytes + kOwnArrays * kOwnBytes;
+  static constexpr int kHaloSlot = kHaloArrays * kHaloBytes, kOwnSlot = kOwnArrays * kOwnBytes;
+  static constexpr int kBytes = NH * kHaloSlot + NO * kOwnSlot;
 };
 
-/// Dynamic shared memory of the ring, the product planes, the barriers and slack to align to 128 B.
-template <int TX, int TY, int NS>
+/// Dynamic shared memory of the rings, the product planes, the barriers and slack to align to 128 B.
+template <int TX, int TY, int NH, int NO>
 constexpr int tensor_smem_bytes() {
-  return NS * TensorSlot<TX, TY>::kBytes + TtiTile<TX, TY>::kBytes + NS * 8 + 128;
+  return TensorRings<TX, TY, NH, NO>::kBytes + TtiTile<TX, TY>::kBytes + (NH + NO) * 8 + 128;
 }
 
-/// A staged point's raw values from the halo part of a slot (arrays kHaloArrays apart by `n`).
+/// A staged point's raw values from a halo slot (arrays `n` floats apart).
 MM_HOST_DEVICE MM_FORCE_INLINE RawPoint slot_point(const float* h, int e, int n) {
   return {{h[e], h[n + e], h[2 * n + e], h[3 * n + e]}, h[4 * n + e], h[5 * n + e]};
 }
 
-/// Issued by thread 0: plane P into its slot (above), completing on the slot's mbarrier.
-/// `corner` is the allocation's halo corner (the maps' coordinate origin).
+/// Where a launch's boxes start: the allocation's halo corner (the maps' coordinate origin) and
+/// the tile's (k, j) corner.
+struct BoxOrigin {
+  physics::Index3 corner;
+  int k0, j0;
+};
+
+/// Issued by thread 0: plane P's halo boxes into halo slot `slot`, completing on `bar`.
 #pragma nv_exec_check_disable
-template <int TX, int TY, int NS, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void issue_plane(const Block& blk, const SplitMaps<Map>& maps, int P, int c_first,
-                                                int c_end, int i_begin, int i_end, int k0, int j0,
-                                                const physics::Index3& corner, unsigned char* ring,
-                                                std::uint64_t* bar) {
-  using S = TensorSlot<TX, TY>;
-  const int slot = (P - c_first) % NS, o = P - R - 1;
-  unsigned char* st = ring + slot * S::kBytes;
-  const bool halo = P < c_end, own = o >= i_begin && o < i_end;
-  blk.expect_bytes(bar + slot, (halo ? kHaloArrays * S::kHaloBytes : 0) + (own ? kOwnArrays * S::kOwnBytes : 0));
-  if (halo)
-    for (int a = 0; a < kHaloArrays; ++a)
-      blk.copy_3d(st + a * S::kHaloBytes, maps.halo[a], k0 - R - corner.k, j0 - R - corner.j, P - corner.i,
-                  bar + slot);
-  if (own)
-    for (int a = 0; a < kOwnArrays; ++a)
-      blk.copy_3d(st + kHaloArrays * S::kHaloBytes + a * S::kOwnBytes, maps.own[a], k0 - corner.k, j0 - corner.j,
-                  o - corner.i, bar + slot);
+template <int TX, int TY, int NH, int NO, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps<Map>& maps, int P,
+                                               const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
+  using L = TensorRings<TX, TY, NH, NO>;
+  blk.expect_bytes(bar, L::kHaloSlot);
+  for (int a = 0; a < kHaloArrays; ++a)
+    blk.copy_3d(slot + a * L::kHaloBytes, maps.halo[a], at.k0 - R - at.corner.k, at.j0 - R - at.corner.j,
+                P - at.corner.i, bar);
+}
+
+/// Issued by thread 0: output o's boxes into output slot `slot`, completing on `bar`.
+#pragma nv_exec_check_disable
+template <int TX, int TY, int NH, int NO, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o,
+                                                 const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
+  using L = TensorRings<TX, TY, NH, NO>;
+  blk.expect_bytes(bar, L::kOwnSlot);
+  for (int a = 0; a < kOwnArrays; ++a)
+    blk.copy_3d(slot + a * L::kOwnBytes, maps.own[a], at.k0 - at.corner.k, at.j0 - at.corner.j, o - at.corner.i,
+                bar);
 }
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh.
 #pragma nv_exec_check_disable
-template <int TX, int TY, int NS, class Block, class Map>
+template <int TX, int TY, int NH, int NO, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
                                                             int shift, int chunk, unsigned char* raw) {
   using T = TtiTile<TX, TY>;
-  using S = TensorSlot<TX, TY>;
+  using L = TensorRings<TX, TY, NH, NO>;
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
-  unsigned char* const ring = align_128(raw);
-  unsigned char* const planes = ring + NS * S::kBytes;
-  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::kBytes);
-  const physics::Index3 hi = region.hi(), corner = g.p.box.lo;
-  const int k0 = region.lo.k - shift + blk.bx * TX, j0 = region.lo.j + blk.by * TY;
+  unsigned char* const halo_ring = align_128(raw);
+  unsigned char* const own_ring = halo_ring + NH * L::kHaloSlot;
+  unsigned char* const planes = halo_ring + L::kBytes;
+  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::kBytes);  // NH halo, then NO output
+  const physics::Index3 hi = region.hi();
+  const BoxOrigin at{g.p.box.lo, region.lo.k - shift + blk.bx * TX, region.lo.j + blk.by * TY};
   const int i_begin = region.lo.i + blk.bz * chunk;
   const int i_end = i_begin + chunk < hi.i ? i_begin + chunk : hi.i;
   const int c_first = i_begin - R, c_end = i_end + R;  // planes streamed: [c_first, c_end)
   const auto buffer = [c_first, planes](int c) {
     return SplitPlane::carve(planes + ((c - c_first) & 1) * (T::kPoints * SplitPlane::kBytes), T::kPoints);
   };
-  const auto halo_of = [c_first, ring](int P) {
-    return reinterpret_cast<const float*>(ring + ((P - c_first) % NS) * S::kBytes);
-  };
+  // Plane P's halo slot and output o's slot (outputs counted from i_begin).
+  const auto halo_slot = [c_first, halo_ring](int P) { return halo_ring + ((P - c_first) % NH) * L::kHaloSlot; };
+  const auto own_slot = [i_begin, own_ring](int o) { return own_ring + ((o - i_begin) % NO) * L::kOwnSlot; };
   const int tx = blk.tx, ty = blk.ty;
   const int t = tx + TX * ty;
-  const int j = j0 + ty, k = k0 + tx;
+  const int j = at.j0 + ty, k = at.k0 + tx;
   const bool writes = j < hi.j && k >= region.lo.k && k < hi.k;
 
-  // Staged slots of the points this thread stages (the same in the slot's halo boxes).
+  // Staged slots of the points this thread stages (the same in a halo slot's boxes).
   const int e = (ty + R) * SX + tx + R;
   int row_e[T::kRowRounds], col_e[T::kColRounds];
 #pragma unroll
@@ -457,9 +470,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     const int r = t + n * T::kThreads, col = r % (2 * R);
     col_e[n] = (r / (2 * R)) * SX + (col < R ? col : TX + col);
   }
-  // Plane P's products from its slot into its buffer; returns what the thread keeps of its point.
+  // Plane P's products from its halo slot into its buffer; returns what the thread keeps of its point.
   const auto stage_plane = [&](int P) {
-    const float* h = halo_of(P);
+    const float* h = reinterpret_cast<const float*>(halo_slot(P));
     const SplitPlane pl = buffer(P);
 #pragma unroll
     for (int n = 0; n < T::kRowRounds; ++n)
@@ -471,13 +484,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   };
 
   if (t == 0) {
-    for (int s = 0; s < NS; ++s) blk.mbarrier_init(bar + s, 1);
+    for (int s = 0; s < NH + NO; ++s) blk.mbarrier_init(bar + s, 1);
     blk.fence_init();  // visible to the copy engine
   }
   blk.sync();
-  if (t == 0)
-    for (int P = c_first; P < c_first + NS && P <= c_end; ++P)
-      issue_plane<TX, TY, NS>(blk, maps, P, c_first, c_end, i_begin, i_end, k0, j0, corner, ring, bar);
+  if (t == 0) {
+    for (int P = c_first; P < c_first + NH && P < c_end; ++P)
+      issue_halo<TX, TY, NH, NO>(blk, maps, P, at, halo_slot(P), bar + (P - c_first) % NH);
+    for (int o = i_begin; o < i_begin + NO && o < i_end; ++o)
+      issue_output<TX, TY, NH, NO>(blk, maps, o, at, own_slot(o), bar + NH + (o - i_begin) % NO);
+  }
 
   SplitSums Q[2 * R + 1];  // Q[R + d]: output c + d
 #pragma unroll
@@ -486,36 +502,46 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   blk.wait(bar, 0);
   OwnPoint own = stage_plane(c_first);
   blk.sync();  // plane c_first is staged and its slot free
-  if (t == 0 && c_first + NS <= c_end) {
+  if (t == 0 && c_first + NH < c_end) {
     blk.fence_proxy();  // the generic reads of that slot before the copy engine's writes
-    issue_plane<TX, TY, NS>(blk, maps, c_first + NS, c_first, c_end, i_begin, i_end, k0, j0, corner, ring, bar);
+    issue_halo<TX, TY, NH, NO>(blk, maps, c_first + NH, at, halo_slot(c_first), bar);
   }
   for (int c = c_first; c < c_end; ++c) {
     add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
 
-    // Plane P = c + 1: stage it (its buffer was last read in plane c - 1, before the barrier) and
-    // complete output c - 4 = P - R - 1 from the slot's output part.
+    // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
+    // complete output o = c - 4 from its output slot.
     const int P = c + 1, n = P - c_first;
-    blk.wait(bar + n % NS, static_cast<unsigned>(n / NS) & 1u);
-    if (P < c_end) own = stage_plane(P);
-    const int o = c - R;
-    if (writes && o >= i_begin && o < i_end) {
-      const float* x = halo_of(P) + kHaloArrays * T::kPoints + ty * TX + tx;  // array a at x[a * kOwnPoints]
-      const auto at = [x](int a) { return x[a * kOwnPoints]; };
-      const RawPoint ro{{at(2), at(3), at(4), at(5)}, at(0), at(1)};
-      const physics::TtiRhs r = output_rhs(Q[0], ro, {at(6), at(7)}, at(8));
+    if (P < c_end) {
+      blk.wait(bar + n % NH, static_cast<unsigned>(n / NH) & 1u);
+      own = stage_plane(P);
+    }
+    const int o = c - R, q = o - i_begin;
+    const bool completes = o >= i_begin && o < i_end;  // block-uniform
+    if (completes) blk.wait(bar + NH + q % NO, static_cast<unsigned>(q / NO) & 1u);
+    if (completes && writes) {
+      const float* x = reinterpret_cast<const float*>(own_slot(o)) + ty * TX + tx;  // array a at x[a * kOwnPoints]
+      const auto in = [x](int a) { return x[a * kOwnPoints]; };
+      const RawPoint ro{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
+      const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8));
       const std::int64_t off = g.p.offset(o, j, k);
       if (g.inner.contains(o, j, k)) {
-        g.p_next.origin[off] = physics::leapfrog(at(10), ro.p, at(9), r.p);
-        g.q_next.origin[off] = physics::leapfrog(at(11), ro.q, at(9), r.q);
+        g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
+        g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
       } else {
         tti_update_from_rhs(g, o, j, k, off, r);
       }
     }
-    blk.sync();  // plane P is staged; everyone is done with plane c and with P's slot
-    if (t == 0 && P + NS <= c_end) {
-      blk.fence_proxy();
-      issue_plane<TX, TY, NS>(blk, maps, P + NS, c_first, c_end, i_begin, i_end, k0, j0, corner, ring, bar);
+    blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
+    if (t == 0) {
+      if (P < c_end && P + NH < c_end) {
+        blk.fence_proxy();
+        issue_halo<TX, TY, NH, NO>(blk, maps, P + NH, at, halo_slot(P), bar + n % NH);
+      }
+      if (completes && o + NO < i_end) {
+        blk.fence_proxy();
+        issue_output<TX, TY, NH, NO>(blk, maps, o + NO, at, own_slot(o), bar + NH + q % NO);
+      }
     }
 #pragma unroll
     for (int d = 0; d < 2 * R; ++d) Q[d] = Q[d + 1];
@@ -525,17 +551,17 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
 /// Blocks per SM that the shared memory allows, at most as many as leave 128 registers a thread:
 /// the register budget.
-template <int TX, int TY, int NS>
-constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, NS>() + 1024) < 512 / (TX * TY)
-                                     ? 228 * 1024 / (tensor_smem_bytes<TX, TY, NS>() + 1024)
+template <int TX, int TY, int NH, int NO>
+constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, NH, NO>() + 1024) < 512 / (TX * TY)
+                                     ? 228 * 1024 / (tensor_smem_bytes<TX, TY, NH, NO>() + 1024)
                                      : 512 / (TX * TY);
 
-template <int TX, int TY, int NS>
-__global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, NS>)
+template <int TX, int TY, int NH, int NO>
+__global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, NH, NO>)
     swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
                     int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, NS>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY, NH, NO>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -590,10 +616,10 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
 /// cover whole sectors (semi_tma's map_origin does the same).
 inline int row_shift(const TtiStepArgs& g, const physics::Box3& region) { return (region.lo.k - g.p.box.lo.k) % 32; }
 
-template <int TX, int TY, int NS>
+template <int TX, int TY, int NH, int NO>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
-  constexpr auto kernel = &swic_tti_tensor<TX, TY, NS>;
-  constexpr int bytes = tensor_smem_bytes<TX, TY, NS>();
+  constexpr auto kernel = &swic_tti_tensor<TX, TY, NH, NO>;
+  constexpr int bytes = tensor_smem_bytes<TX, TY, NH, NO>();
   ensure_smem_limit<kernel>(bytes);
   const SplitMaps<CUtensorMap> maps =
       split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by) { return tensor_map(v, bx, by); });
@@ -602,7 +628,7 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
   kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
 }
 
-template <int TX, int TY, int NS>
+template <int TX, int TY, int NH, int NO>
 void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
   const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(
       g, [](const physics::View3<const float>& v, int bx, int by) { return HostTensorMap::of(v, bx, by); });
@@ -610,8 +636,8 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
-  emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, NS>(), [&](HostBlock& blk, unsigned char* raw) {
-    swic_split_tensor_block<TX, TY, NS>(blk, g, maps, region, shift, chunk, raw);
+  emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, NH, NO>(), [&](HostBlock& blk, unsigned char* raw) {
+    swic_split_tensor_block<TX, TY, NH, NO>(blk, g, maps, region, shift, chunk, raw);
   });
 }
 
@@ -621,23 +647,35 @@ constexpr TtiVariant tti_variant() {
           &emulate_tti_variant<TX, TY>, TtiTile<TX, TY>::kBytes};
 }
 
-template <int TX, int TY, int NS>
+template <int TX, int TY, int NH, int NO>
 constexpr TtiVariant tensor_variant() {
-  return {TX, TY, reinterpret_cast<const void*>(&swic_tti_tensor<TX, TY, NS>), &launch_tensor_variant<TX, TY, NS>,
-          &emulate_tensor_variant<TX, TY, NS>, tensor_smem_bytes<TX, TY, NS>()};
+  return {TX, TY, reinterpret_cast<const void*>(&swic_tti_tensor<TX, TY, NH, NO>),
+          &launch_tensor_variant<TX, TY, NH, NO>, &emulate_tensor_variant<TX, TY, NH, NO>,
+          tensor_smem_bytes<TX, TY, NH, NO>()};
 }
 
 const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), tti_variant<64, 4>(),
                                    tti_variant<16, 8>()};
 // Two slots: 16x8 (67.7 KB) fits three blocks per SM, 32x4 (81.6 KB) two, 32x8 (117 KB) one. A
 // third slot gave the same or less (H100, 512^3, bench/results/2026-11-24-h100-session6.md).
-const TtiVariant kTensorVariants[] = {tensor_variant<32, 4, 1>(), tensor_variant<16, 8, 1>(),
-                                      tensor_variant<32, 8, 1>(), tensor_variant<64, 4, 1>()};
+const TtiVariant kTensorVariants[] = {tensor_variant<32, 4, 1, 1>(), tensor_variant<16, 8, 1, 1>(),
+                                      tensor_variant<32, 8, 1, 1>(), tensor_variant<64, 4, 1, 1>()};
+// EXPERIMENT (MINIMOD_TTI_RINGS=21, 12 or 22): NH halo and NO output slots.
+const TtiVariant kTensor21[] = {tensor_variant<32, 4, 2, 1>(), tensor_variant<16, 8, 2, 1>(), tensor_variant<32, 8, 2, 1>()};
+const TtiVariant kTensor12[] = {tensor_variant<32, 4, 1, 2>(), tensor_variant<16, 8, 1, 2>(), tensor_variant<32, 8, 1, 2>()};
+const TtiVariant kTensor22[] = {tensor_variant<32, 4, 2, 2>(), tensor_variant<16, 8, 2, 2>(), tensor_variant<32, 8, 2, 2>()};
+int rings() {
+  static const int r = std::getenv("MINIMOD_TTI_RINGS") ? std::atoi(std::getenv("MINIMOD_TTI_RINGS")) : 11;
+  return r;
+}
 
 const char* const kRegisterName = "swic_split";
 const char* const kTensorName = "swic_split_tma";
 
 const TtiVariant& find_tti(const Tile& t, bool tensor) {
+  if (tensor && rings() == 21) return find_chunked_variant(kTensor21, t, "swic_split_tma");
+  if (tensor && rings() == 12) return find_chunked_variant(kTensor12, t, "swic_split_tma");
+  if (tensor && rings() == 22) return find_chunked_variant(kTensor22, t, "swic_split_tma");
   return tensor ? find_chunked_variant(kTensorVariants, t, "swic_split_tma (acoustic_tti)")
                 : find_chunked_variant(kTtiVariants, t, "swic_split (acoustic_tti)");
 }
