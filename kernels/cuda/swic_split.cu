@@ -37,8 +37,6 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
-#include <cstdlib>
-
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
@@ -534,7 +532,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     }
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
     if (t == 0) {
-      if (P < c_end && P + NH < c_end) {
+      if (P + NH < c_end) {
         blk.fence_proxy();
         issue_halo<TX, TY, NH, NO>(blk, maps, P + NH, at, halo_slot(P), bar + n % NH);
       }
@@ -656,26 +654,16 @@ constexpr TtiVariant tensor_variant() {
 
 const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), tti_variant<64, 4>(),
                                    tti_variant<16, 8>()};
-// Two slots: 16x8 (67.7 KB) fits three blocks per SM, 32x4 (81.6 KB) two, 32x8 (117 KB) one. A
-// third slot gave the same or less (H100, 512^3, bench/results/2026-11-24-h100-session6.md).
-const TtiVariant kTensorVariants[] = {tensor_variant<32, 4, 1, 1>(), tensor_variant<16, 8, 1, 1>(),
-                                      tensor_variant<32, 8, 1, 1>(), tensor_variant<64, 4, 1, 1>()};
-// EXPERIMENT (MINIMOD_TTI_RINGS=21, 12 or 22): NH halo and NO output slots.
-const TtiVariant kTensor21[] = {tensor_variant<32, 4, 2, 1>(), tensor_variant<16, 8, 2, 1>(), tensor_variant<32, 8, 2, 1>()};
-const TtiVariant kTensor12[] = {tensor_variant<32, 4, 1, 2>(), tensor_variant<16, 8, 1, 2>(), tensor_variant<32, 8, 1, 2>()};
-const TtiVariant kTensor22[] = {tensor_variant<32, 4, 2, 2>(), tensor_variant<16, 8, 2, 2>(), tensor_variant<32, 8, 2, 2>()};
-int rings() {
-  static const int r = std::getenv("MINIMOD_TTI_RINGS") ? std::atoi(std::getenv("MINIMOD_TTI_RINGS")) : 11;
-  return r;
-}
+// One halo and one output slot: 32x8 (89 KB) fits two blocks per SM, 16x8 (52 KB) four, 32x4
+// (64 KB) three. Two halo slots, two output slots or both gave the same or less, and so did 64x4
+// (H100, 1000^3, bench/results/2026-11-24-h100-session6.md).
+const TtiVariant kTensorVariants[] = {tensor_variant<32, 8, 1, 1>(), tensor_variant<16, 8, 1, 1>(),
+                                      tensor_variant<32, 4, 1, 1>()};
 
 const char* const kRegisterName = "swic_split";
 const char* const kTensorName = "swic_split_tma";
 
 const TtiVariant& find_tti(const Tile& t, bool tensor) {
-  if (tensor && rings() == 21) return find_chunked_variant(kTensor21, t, "swic_split_tma");
-  if (tensor && rings() == 12) return find_chunked_variant(kTensor12, t, "swic_split_tma");
-  if (tensor && rings() == 22) return find_chunked_variant(kTensor22, t, "swic_split_tma");
   return tensor ? find_chunked_variant(kTensorVariants, t, "swic_split_tma (acoustic_tti)")
                 : find_chunked_variant(kTtiVariants, t, "swic_split (acoustic_tti)");
 }
@@ -716,7 +704,7 @@ KernelFamily family() {
   f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into a ring of slots; sm_90+"
                           : "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
   f.launch_tti = &launch_tti<kTensor>;
-  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {32, 4, 128}}
+  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 8, 64}, {16, 8, 64}, {32, 4, 64}, {32, 8, 128}}
                            : std::vector<Tile>{{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
   f.tti_attributes = &tti_attributes<kTensor>;
   f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;
