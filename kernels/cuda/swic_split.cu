@@ -367,17 +367,11 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
 constexpr int kHaloArrays = 6;  // nx, ny, nz, inv_a, p, q
 constexpr int kOwnArrays = 12;  // p, q, nx, ny, nz, inv_a, kappa_perp, kappa_axis, b, v2dt2, p_next, q_next
 
-/// The tensor maps of one launch (Map: CUtensorMap, or HostTensorMap in the emulation): besides
-/// the halo and output boxes, for blocks that meet the layer, aux_p and aux_q at the output points
-/// and p, q over the output points grown by 2 along k and 1 along j (the damped update's
-/// neighbours; 2 along k keeps the box rows a multiple of 16 B); p and q at planes o -+ 1 come
-/// from own[0], own[1].
+/// The tensor maps of one launch (Map: CUtensorMap, or HostTensorMap in the emulation).
 template <class Map>
 struct SplitMaps {
   Map halo[kHaloArrays];
   Map own[kOwnArrays];
-  Map aux[2];  // aux_p, aux_q
-  Map grown[2];  // p, q
 };
 
 /// The rings' layout: NH halo slots, then NO output slots, then their NH + NO mbarriers.
@@ -386,11 +380,7 @@ struct TensorRings {
   static constexpr int kHaloBytes = TtiTile<TX, TY>::kPoints * 4;  // one array's box
   static constexpr int kOwnBytes = TX * TY * 4;
   static_assert(kHaloBytes % 128 == 0 && kOwnBytes % 128 == 0, "boxes land on 128-B boundaries");
-  // The layer's part of an output slot: p, q at o - 1 and o + 1, aux_p, aux_q, then p and q grown.
-  static constexpr int kGrownX = TX + 4, kGrownY = TY + 2;
-  static constexpr int kGrownBytes = (kGrownX * kGrownY * 4 + 127) / 128 * 128;
-  static constexpr int kLayerBytes = 6 * kOwnBytes + 2 * kGrownBytes;
-  static constexpr int kHaloSlot = kHaloArrays * kHaloBytes, kOwnSlot = kOwnArrays * kOwnBytes + kLayerBytes;
+  static constexpr int kHaloSlot = kHaloArrays * kHaloBytes, kOwnSlot = kOwnArrays * kOwnBytes;
   static constexpr int kBytes = NH * kHaloSlot + NO * kOwnSlot;
 };
 
@@ -424,24 +414,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps
                 P - at.corner.i, bar);
 }
 
-/// Issued by thread 0: output o's boxes into output slot `slot`, completing on `bar`; with
-/// `layer` (a block that meets the layer) also what the damped update reads.
+/// Issued by thread 0: output o's boxes into output slot `slot`, completing on `bar`.
 #pragma nv_exec_check_disable
 template <int TX, int TY, int NH, int NO, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o, bool layer,
+MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o,
                                                  const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
   using L = TensorRings<TX, TY, NH, NO>;
-  const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
-  blk.expect_bytes(bar, kOwnArrays * L::kOwnBytes + (layer ? 6 * L::kOwnBytes + 2 * L::kGrownX * L::kGrownY * 4 : 0));
-  for (int a = 0; a < kOwnArrays; ++a) blk.copy_3d(slot + a * L::kOwnBytes, maps.own[a], k, j, i, bar);
-  if (!layer) return;
-  unsigned char* const lay = slot + kOwnArrays * L::kOwnBytes;
-  for (int a = 0; a < 2; ++a) {
-    blk.copy_3d(lay + a * L::kOwnBytes, maps.own[a], k, j, i - 1, bar);            // p, q at o - 1
-    blk.copy_3d(lay + (2 + a) * L::kOwnBytes, maps.own[a], k, j, i + 1, bar);      // p, q at o + 1
-    blk.copy_3d(lay + (4 + a) * L::kOwnBytes, maps.aux[a], k, j, i, bar);          // aux_p, aux_q
-    blk.copy_3d(lay + 6 * L::kOwnBytes + a * L::kGrownBytes, maps.grown[a], k - 2, j - 1, i, bar);
-  }
+  blk.expect_bytes(bar, L::kOwnSlot);
+  for (int a = 0; a < kOwnArrays; ++a)
+    blk.copy_3d(slot + a * L::kOwnBytes, maps.own[a], at.k0 - at.corner.k, at.j0 - at.corner.j, o - at.corner.i,
+                bar);
 }
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh.
@@ -472,11 +454,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const int t = tx + TX * ty;
   const int j = at.j0 + ty, k = at.k0 + tx;
   const bool writes = j < hi.j && k >= region.lo.k && k < hi.k;
-  // Whether any of the block's outputs lies outside g.inner (block-uniform): then its output
-  // slots also take what the damped update reads.
-  const physics::Index3 in_lo = g.inner.lo, in_hi = g.inner.hi();
-  const bool layer = at.k0 < in_lo.k || at.k0 + TX > in_hi.k || at.j0 < in_lo.j || at.j0 + TY > in_hi.j ||
-                     i_begin < in_lo.i || i_end > in_hi.i;
 
   // Staged slots of the points this thread stages (the same in a halo slot's boxes).
   const int e = (ty + R) * SX + tx + R;
@@ -513,7 +490,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     for (int P = c_first; P < c_first + NH && P < c_end; ++P)
       issue_halo<TX, TY, NH, NO>(blk, maps, P, at, halo_slot(P), bar + (P - c_first) % NH);
     for (int o = i_begin; o < i_begin + NO && o < i_end; ++o)
-      issue_output<TX, TY, NH, NO>(blk, maps, o, layer, at, own_slot(o), bar + NH + (o - i_begin) % NO);
+      issue_output<TX, TY, NH, NO>(blk, maps, o, at, own_slot(o), bar + NH + (o - i_begin) % NO);
   }
 
   SplitSums Q[2 * R + 1];  // Q[R + d]: output c + d
@@ -549,21 +526,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       if (g.inner.contains(o, j, k)) {
         g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
         g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
-      } else {  // the damped update from the slot's layer part (issued: this block meets the layer)
-        const float* lay = x + kOwnArrays * kOwnPoints;  // p, q at o - 1, o + 1, aux_p, aux_q
-        const float* grown = reinterpret_cast<const float*>(own_slot(o)) + (kOwnArrays + 6) * kOwnPoints +
-                             (ty + 1) * L::kGrownX + tx + 2;
-        const auto around = [lay, grown](int f, float centre) {  // f: 0 for p, 1 for q
-          const float* gf = grown + f * (L::kGrownBytes / 4);
-          return [lay, gf, f, centre](int di, int dj, int dk) {
-            if (di != 0) return lay[(di < 0 ? f : 2 + f) * kOwnPoints];
-            if (dj != 0) return gf[dj * L::kGrownX];
-            return dk != 0 ? gf[dk] : centre;
-          };
-        };
-        const TtiLayerPoint pt{in(9), in(10), in(11), lay[4 * kOwnPoints], lay[5 * kOwnPoints],
-                               ro.m.inv_a == 1.0f && in(8) == 0.0f};
-        tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, around(0, ro.p), around(1, ro.q), r), pt.isotropic);
+      } else {
+        tti_update_from_rhs(g, o, j, k, off, r);
       }
     }
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
@@ -574,7 +538,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       }
       if (completes && o + NO < i_end) {
         blk.fence_proxy();
-        issue_output<TX, TY, NH, NO>(blk, maps, o + NO, layer, at, own_slot(o), bar + NH + q % NO);
+        issue_output<TX, TY, NH, NO>(blk, maps, o + NO, at, own_slot(o), bar + NH + q % NO);
       }
     }
 #pragma unroll
@@ -642,13 +606,6 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
     maps.own[a] = make(v, TX, TY);
   }
   for (int a = 0; a < kHaloArrays; ++a) maps.halo[a] = make(halo[a], TX + 2 * R, TY + 2 * R);
-  const physics::View3<const float> aux[2] = {g.aux_p, g.aux_q};
-  for (int a = 0; a < 2; ++a) {
-    if (aux[a].sx != g.p.sx || aux[a].sy != g.p.sy || !(aux[a].box == g.p.box))
-      throw Error("swic_split_tma: the step's arrays must share one layout");
-    maps.aux[a] = make(aux[a], TX, TY);
-    maps.grown[a] = make(own[a], TX + 4, TY + 2);
-  }
   return maps;
 }
 
@@ -701,8 +658,7 @@ const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), t
 // (64 KB) three. Two halo slots, two output slots or both gave the same or less, and so did 64x4
 // (H100, 1000^3, bench/results/2026-11-24-h100-session6.md).
 const TtiVariant kTensorVariants[] = {tensor_variant<32, 8, 1, 1>(), tensor_variant<16, 8, 1, 1>(),
-                                      tensor_variant<32, 4, 1, 1>(), tensor_variant<32, 16, 1, 1>(),
-                                      tensor_variant<16, 16, 1, 1>()};
+                                      tensor_variant<32, 4, 1, 1>()};
 
 const char* const kRegisterName = "swic_split";
 const char* const kTensorName = "swic_split_tma";
@@ -748,7 +704,7 @@ KernelFamily family() {
   f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into a ring of slots; sm_90+"
                           : "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
   f.launch_tti = &launch_tti<kTensor>;
-  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 8, 64}, {16, 8, 64}, {32, 4, 64}, {32, 8, 128}, {32, 16, 64}, {16, 16, 64}}
+  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 8, 64}, {16, 8, 64}, {32, 4, 64}, {32, 8, 128}}
                            : std::vector<Tile>{{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
   f.tti_attributes = &tti_attributes<kTensor>;
   f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;
