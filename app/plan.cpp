@@ -425,7 +425,10 @@ RunPlan make_plan(const io::Config& c) {
 
   // The plan's problem is the whole grid (no halo exchange): in a distributed run a two-step
   // family takes single steps, so its two spare wavefields make the figure an upper bound there.
-  const bool two_step = c.execution.backend != "cpu" && kernels::two_step_kernel(plan.problem, c.execution.kernel);
+  // With backend auto they count only where a GPU is visible (else the CPU reference runs).
+  const std::string& backend = c.execution.backend;
+  const bool two_step = backend != "cpu" && kernels::two_step_kernel(plan.problem, c.execution.kernel) &&
+                        (backend != "auto" || kernels::resolve_backend("auto") == "cuda");
   plan.field_bytes =
       plan.tti ? estimate_tti_bytes(grid.shape) : estimate_field_bytes(grid.shape, plan.problem.pml_kind, two_step);
   plan.memory_bytes = plan.field_bytes + static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;

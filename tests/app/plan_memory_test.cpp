@@ -36,6 +36,10 @@ TEST(PlanMemory, CountsTheFieldsOfTheKernelAsked) {
   auto cpu = minimod_config("temporal");
   cpu.execution.backend = "cpu";  // the CPU reference runs one step at a time
   EXPECT_EQ(app::make_plan(cpu).field_bytes, 4 * wavefield_bytes(pairs));
+  auto any = minimod_config("temporal");
+  any.execution.backend = "auto";  // two spare fields only where a GPU runs it
+  const int auto_fields = kernels::resolve_backend("auto") == "cuda" ? 6 : 4;
+  EXPECT_EQ(app::make_plan(any).field_bytes, auto_fields * wavefield_bytes(pairs));
   auto standard = minimod_config("temporal");
   standard.mode = "standard";  // the CPML: single steps, nine fields
   const auto s = app::make_plan(standard);
