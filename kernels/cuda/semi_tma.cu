@@ -25,11 +25,8 @@
 // and +m as -0.0f (forward update, in-plane terms from the stage), plus cx[m-1]*u(o+m) added as
 // plane o+m arrives (backward update); the same reordering as `semi`, fp32 rounding only.
 //
-// Tensor maps. One per array (u, u_next, v2dt2) over the allocation with its halo (k extent
-// without the row padding), strides in bytes; coordinates are relative to the halo corner and may
-// be negative or past the end (zero fill). The allocation's base must be 16-B aligned and its row
-// pitch a multiple of 16 B (FieldLayout pads rows to 128 B); the launch checks both. The tiles'
-// k origins are put on 128-B boundaries of the allocation (map_origin below: a region starting at
+// Tensor maps (kernels/cuda/tensor_map.cuh): one per array (u, u_next, v2dt2) over the allocation
+// with its halo; coordinates are relative to the halo corner. The tiles' k origins are put on 128-B boundaries of the allocation (map_origin below: a region starting at
 // k = 27, Minimod's inner box, starts its first tile at k = -4 and writes from 27), so output rows
 // cover whole sectors and every u box row (from k0 - 4) starts on a 16-B boundary.
 #include <cstdint>
@@ -81,7 +78,7 @@ struct MapOrigin {
 /// (bench/results/2026-11-24-h100-session4.md).
 inline MapOrigin map_origin(const physics::Box3& region, const physics::Box3& alloc) {
   MapOrigin o{alloc.lo.i, alloc.lo.j, alloc.lo.k, 0};
-  o.shift = (region.lo.k - o.k) % 32;
+  o.shift = tile_row_shift(region, alloc);
   return o;
 }
 

@@ -74,6 +74,20 @@ struct TtiTile {
   static constexpr int kRowPoints = 2 * R * TX, kColPoints = 2 * R * SY;
   static constexpr int kRowRounds = (kRowPoints + kThreads - 1) / kThreads;
   static constexpr int kColRounds = (kColPoints + kThreads - 1) / kThreads;
+  /// A staged point's place in the plane: row (j) and column (k) from the plane's (j0 - R, k0 - R).
+  struct Staged {
+    int row, col;
+    MM_HOST_DEVICE int slot() const { return row * SX + col; }
+  };
+  /// The r-th halo-row point (r < kRowPoints) and the r-th halo-column point (r < kColPoints).
+  MM_HOST_DEVICE static Staged row_point(int r) {
+    const int row = r / TX;
+    return {row < R ? row : TY + row, R + r % TX};
+  }
+  MM_HOST_DEVICE static Staged col_point(int r) {
+    const int col = r % (2 * R);
+    return {r / (2 * R), col < R ? col : TX + col};
+  }
 };
 
 /// A point's medium and fields as loaded from global memory (zero where nothing is read).
@@ -263,18 +277,18 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_block(const Block& blk, const Tti
 #pragma unroll
   for (int n = 0; n < T::kRowRounds; ++n) {
     const int r = t + n * T::kThreads;
-    const int row = r / TX, srow = row < R ? row : TY + row;
-    const int jj = j0 - R + srow, kk = k0 + r % TX;
-    row_e[n] = srow * SX + R + r % TX;
+    const auto st = T::row_point(r);
+    const int jj = j0 - R + st.row, kk = k0 - R + st.col;
+    row_e[n] = st.slot();
     row_ok[n] = r < T::kRowPoints && readable(jj, kk);
     row_o[n] = g.p.offset(c_first, jj, kk);
   }
 #pragma unroll
   for (int n = 0; n < T::kColRounds; ++n) {
     const int r = t + n * T::kThreads;
-    const int srow = r / (2 * R), col = r % (2 * R), scol = col < R ? col : TX + col;
-    const int jj = j0 - R + srow, kk = k0 - R + scol;
-    col_e[n] = srow * SX + scol;
+    const auto st = T::col_point(r);
+    const int jj = j0 - R + st.row, kk = k0 - R + st.col;
+    col_e[n] = st.slot();
     col_ok[n] = r < T::kColPoints && readable(jj, kk);
     col_o[n] = g.p.offset(c_first, jj, kk);
   }
@@ -459,15 +473,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const int e = (ty + R) * SX + tx + R;
   int row_e[T::kRowRounds], col_e[T::kColRounds];
 #pragma unroll
-  for (int n = 0; n < T::kRowRounds; ++n) {
-    const int r = t + n * T::kThreads, row = r / TX;
-    row_e[n] = (row < R ? row : TY + row) * SX + R + r % TX;
-  }
+  for (int n = 0; n < T::kRowRounds; ++n) row_e[n] = T::row_point(t + n * T::kThreads).slot();
 #pragma unroll
-  for (int n = 0; n < T::kColRounds; ++n) {
-    const int r = t + n * T::kThreads, col = r % (2 * R);
-    col_e[n] = (r / (2 * R)) * SX + (col < R ? col : TX + col);
-  }
+  for (int n = 0; n < T::kColRounds; ++n) col_e[n] = T::col_point(t + n * T::kThreads).slot();
   // Plane P's products from its halo slot into its buffer; returns what the thread keeps of its point.
   const auto stage_plane = [&](int P) {
     const float* h = reinterpret_cast<const float*>(halo_slot(P));
@@ -609,11 +617,6 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
   return maps;
 }
 
-/// How far the first tile starts below region.lo.k: tiles start on 128-B boundaries of the rows
-/// (which start at the allocation's k, 128-B aligned), so that the output rows' boxes and stores
-/// cover whole sectors (semi_tma's map_origin does the same).
-inline int row_shift(const TtiStepArgs& g, const physics::Box3& region) { return (region.lo.k - g.p.box.lo.k) % 32; }
-
 template <int TX, int TY, int NH, int NO>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
   constexpr auto kernel = &swic_tti_tensor<TX, TY, NH, NO>;
@@ -621,7 +624,7 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
   ensure_smem_limit<kernel>(bytes);
   const SplitMaps<CUtensorMap> maps =
       split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by) { return tensor_map(v, bx, by); });
-  const int shift = row_shift(g, region);
+  const int shift = tile_row_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
   kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
 }
@@ -630,7 +633,7 @@ template <int TX, int TY, int NH, int NO>
 void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
   const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(
       g, [](const physics::View3<const float>& v, int bx, int by) { return HostTensorMap::of(v, bx, by); });
-  const int shift = row_shift(g, region);
+  const int shift = tile_row_shift(region, g.p.box);
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};

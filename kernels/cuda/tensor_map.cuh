@@ -54,6 +54,13 @@ CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
   return map;
 }
 
+/// How far a launch's first tile starts below region.lo.k so that tiles start on 128-B boundaries
+/// of the rows (which start at the allocation's k, `alloc`, 128-B aligned): output rows then cover
+/// whole 32-B sectors (semi_tma's map_origin, swic_split_tma's launches).
+inline int tile_row_shift(const physics::Box3& region, const physics::Box3& alloc) {
+  return (region.lo.k - alloc.lo.k) % 32;
+}
+
 /// Whether the current device has the tensor copy engine (sm_90+), asked once per device.
 inline bool has_tensor_copies() {
   constexpr int kDevices = 64;
