@@ -67,38 +67,75 @@ struct TtiGlobalPoint {
   }
 };
 
-/// The new p and q of point (i, j, k) at layout offset o given its right-hand sides: leapfrog
-/// inside g.inner, the damped update (with the auxiliary fields) outside.
-MM_HOST_DEVICE MM_FORCE_INLINE void tti_update_from_rhs(const TtiStepArgs& g, int i, int j, int k, std::int64_t o,
-                                                        const physics::TtiRhs& r) {
-  const std::int64_t sx = g.p.sx, sy = g.p.sy;
-  if (g.inner.contains(i, j, k)) {
-    tti_leapfrog(g, o, r);
-    return;
-  }
-  const float* pp = g.p.origin + o;
-  const float* qp = g.q.origin + o;
-  const auto at_p = [pp, sx, sy](int di, int dj, int dk) { return load(pp + di * sx + dj * sy + dk); };
-  const auto at_q = [qp, sx, sy](int di, int dj, int dk) { return load(qp + di * sx + dj * sy + dk); };
-  const float v2 = load(g.v2dt2.origin + o);
-  float* pn = g.p_next.origin + o;
-  float* qn = g.q_next.origin + o;
+/// What Minimod's damped update reads at its point besides p and q around it.
+struct TtiLayerPoint {
+  float v2dt2, p_prev, q_prev, aux_p, aux_q;
+  bool isotropic;  // 1 / a == 1 and b == 0: the auxiliary term applies
+};
+
+/// The damped update's results: the new p and q, and the auxiliary fields (unchanged where the
+/// medium is anisotropic).
+struct TtiLayerUpdate {
+  float p_next, q_next, aux_p, aux_q;
+};
+
+/// Minimod's damped update of point (i, j, k) outside g.inner, given its right-hand sides; at_p
+/// and at_q give p and q at offsets (di, dj, dk) of at most 1 along one axis (the neighbours only
+/// where pt.isotropic).
+template <class AtP, class AtQ>
+MM_HOST_DEVICE MM_FORCE_INLINE TtiLayerUpdate tti_damped_update(const TtiStepArgs& g, int i, int j, int k,
+                                                                const TtiLayerPoint& pt, const AtP& at_p,
+                                                                const AtQ& at_q, const physics::TtiRhs& r) {
   const float* ex = g.eta[0] + 1;
   const float* ey = g.eta[1] + 1;
   const float* ez = g.eta[2] + 1;
   const float eta = ex[i] + ey[j] + ez[k];
-  const bool isotropic = load(g.inv_a.origin + o) == 1.0f && load(g.b.origin + o) == 0.0f;
-  const auto damped = [&](const auto& at, float* next, float* aux, float rhs) {
-    const float a0 = *aux;
-    *next = pml::pml_u_next(*next, at(0, 0, 0), v2, rhs, a0, eta);
-    if (!isotropic) return;
+  const auto damped = [&](const auto& at, float prev, float a0, float rhs, float& next, float& aux) {
+    next = pml::pml_u_next(prev, at(0, 0, 0), pt.v2dt2, rhs, a0, eta);
+    aux = a0;
+    if (!pt.isotropic) return;
     const float grad = pml::pml_gradient_term(ex[i + 1], ex[i - 1], at(1, 0, 0), at(-1, 0, 0), g.inv_4h2[0]) +
                        pml::pml_gradient_term(ey[j + 1], ey[j - 1], at(0, 1, 0), at(0, -1, 0), g.inv_4h2[1]) +
                        pml::pml_gradient_term(ez[k + 1], ez[k - 1], at(0, 0, 1), at(0, 0, -1), g.inv_4h2[2]);
-    *aux = pml::pml_aux_next(a0, eta, grad);
+    aux = pml::pml_aux_next(a0, eta, grad);
   };
-  damped(at_p, pn, g.aux_p.origin + o, r.p);
-  damped(at_q, qn, g.aux_q.origin + o, r.q);
+  TtiLayerUpdate u;
+  damped(at_p, pt.p_prev, pt.aux_p, r.p, u.p_next, u.aux_p);
+  damped(at_q, pt.q_prev, pt.aux_q, r.q, u.q_next, u.aux_q);
+  return u;
+}
+
+/// Stores a damped update at layout offset o (the auxiliary fields only where they changed).
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_store_layer(const TtiStepArgs& g, std::int64_t o, const TtiLayerUpdate& u,
+                                                    bool isotropic) {
+  g.p_next.origin[o] = u.p_next;
+  g.q_next.origin[o] = u.q_next;
+  if (!isotropic) return;
+  g.aux_p.origin[o] = u.aux_p;
+  g.aux_q.origin[o] = u.aux_q;
+}
+
+/// p or q around a point through the step's arrays (plain loads): an accessor for tti_damped_update.
+struct TtiGlobalField {
+  const float* centre;
+  std::int64_t sx, sy;
+  MM_HOST_DEVICE MM_FORCE_INLINE float operator()(int di, int dj, int dk) const {
+    return load(centre + di * sx + dj * sy + dk);
+  }
+};
+
+/// The new p and q of point (i, j, k) at layout offset o given its right-hand sides: leapfrog
+/// inside g.inner, the damped update (with the auxiliary fields) outside.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_update_from_rhs(const TtiStepArgs& g, int i, int j, int k, std::int64_t o,
+                                                        const physics::TtiRhs& r) {
+  if (g.inner.contains(i, j, k)) {
+    tti_leapfrog(g, o, r);
+    return;
+  }
+  const TtiLayerPoint pt{load(g.v2dt2.origin + o), g.p_next.origin[o], g.q_next.origin[o], g.aux_p.origin[o],
+                         g.aux_q.origin[o], load(g.inv_a.origin + o) == 1.0f && load(g.b.origin + o) == 0.0f};
+  const TtiGlobalField at_p{g.p.origin + o, g.p.sx, g.p.sy}, at_q{g.q.origin + o, g.p.sx, g.p.sy};
+  tti_store_layer(g, o, tti_damped_update(g, i, j, k, pt, at_p, at_q, r), pt.isotropic);
 }
 
 /// The split form's centre weights of point o from the medium arrays around it (halo filled).

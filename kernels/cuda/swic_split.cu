@@ -534,8 +534,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       if (g.inner.contains(o, j, k)) {
         g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
         g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
-      } else {
-        tti_update_from_rhs(g, o, j, k, off, r);
+      } else {  // the damped update from the slot; only aux_p, aux_q (and the isotropic gradient's p, q) loaded
+        const TtiLayerPoint pt{in(9), in(10), in(11), load(g.aux_p.origin + off), load(g.aux_q.origin + off),
+                               ro.m.inv_a == 1.0f && in(8) == 0.0f};
+        const auto around = [&g, off](float centre, const float* f) {
+          return [centre, f, off, &g](int di, int dj, int dk) {
+            return (di | dj | dk) == 0 ? centre : load(f + off + di * g.p.sx + dj * g.p.sy + dk);
+          };
+        };
+        tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, around(ro.p, g.p.origin), around(ro.q, g.q.origin), r),
+                        pt.isotropic);
       }
     }
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
