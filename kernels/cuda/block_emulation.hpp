@@ -17,7 +17,6 @@
 #include <thread>
 #include <vector>
 
-#include "kernels/cuda/l2_hint.hpp"
 #include "physics/view3.hpp"
 
 namespace minimod::kernels::cuda {
@@ -133,10 +132,6 @@ struct HostBlock {
           *out++ = inside ? m.corner[c * m.stride[1] + b * m.stride[0] + a] : 0.0f;  // zero fill outside
         }
     state->landed(bar, m.bytes());
-  }
-  std::uint64_t l2_policy(L2Hint) const { return 0; }  // the host has no L2 to steer
-  void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar, std::uint64_t) const {
-    copy_3d(dst, m, c0, c1, c2, bar);
   }
   void wait(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }
 };

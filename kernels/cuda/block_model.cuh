@@ -7,8 +7,6 @@
 //   blk.fence_proxy()                        earlier generic accesses ordered before async copies
 //   blk.expect_bytes(bar, bytes)             arrive once and announce `bytes` of copies
 //   blk.copy_3d(dst, map, c0, c1, c2, bar)   a tensor-map box into shared memory, completing on bar
-//   blk.l2_policy(hint)                      an L2 eviction policy (L2Hint) for copy_3d's last argument
-//   blk.copy_3d(dst, map, c0, c1, c2, bar, policy)   the same with that policy for its lines
 //   blk.wait(bar, parity)                    until the phase of that parity has completed (traps
 //                                            rather than hang when it never does)
 // DeviceBlock maps them to CUDA (sm_90: mbarrier and cp.async.bulk.tensor, TMA).
@@ -17,7 +15,6 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/l2_hint.hpp"
 #include "physics/host_device.hpp"
 
 namespace minimod::kernels::cuda {
@@ -64,24 +61,6 @@ struct DeviceBlock {
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
         "[%5];" ::"r"(smem_address(dst)),
         "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar))
-        : "memory");
-  }
-  __device__ __forceinline__ std::uint64_t l2_policy(L2Hint hint) const {
-    std::uint64_t policy;
-    if (hint == L2Hint::keep)
-      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-    else if (hint == L2Hint::drop)
-      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-    else
-      asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(policy));
-    return policy;
-  }
-  __device__ __forceinline__ void copy_3d(void* dst, const CUtensorMap& map, int c0, int c1, int c2,
-                                          std::uint64_t* bar, std::uint64_t policy) const {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, "
-        "{%2, %3, %4}], [%5], %6;" ::"r"(smem_address(dst)),
-        "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar)), "l"(policy)
         : "memory");
   }
   /// Returns whether the phase of that parity has completed (mbarrier.try_wait suspends the

@@ -37,8 +37,6 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
-#include <cstdlib>
-
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
@@ -418,48 +416,36 @@ struct BoxOrigin {
   int k0, j0;
 };
 
-/// The L2 policies of the copies: the halo boxes (read again by the output boxes ~5 planes
-/// later), the output boxes' arrays the halo boxes read before (p, q, the medium: their last
-/// read), and those read once (kappa, b, (v dt)^2, p_prev, q_prev). MINIMOD_TTI_L2's bits 0, 1, 2
-/// set keep, drop, drop for them (benchmarks compare).
-struct SplitHints {
-  L2Hint halo, reread, once;
-};
-
 /// Issued by thread 0: plane P's halo boxes into halo slot `slot`, completing on `bar`.
 #pragma nv_exec_check_disable
 template <int TX, int TY, int NH, int NO, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps<Map>& maps, const SplitHints& hints,
-                                               int P, const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
+MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps<Map>& maps, int P,
+                                               const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
   using L = TensorRings<TX, TY, NH, NO>;
-  const std::uint64_t policy = blk.l2_policy(hints.halo);
   blk.expect_bytes(bar, L::kHaloSlot);
   for (int a = 0; a < kHaloArrays; ++a)
     blk.copy_3d(slot + a * L::kHaloBytes, maps.halo[a], at.k0 - R - at.corner.k, at.j0 - R - at.corner.j,
-                P - at.corner.i, bar, policy);
+                P - at.corner.i, bar);
 }
 
 /// Issued by thread 0: output o's boxes into output slot `slot`, completing on `bar`.
 #pragma nv_exec_check_disable
 template <int TX, int TY, int NH, int NO, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps,
-                                                 const SplitHints& hints, int o, const BoxOrigin& at,
-                                                 unsigned char* slot, std::uint64_t* bar) {
+MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o,
+                                                 const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
   using L = TensorRings<TX, TY, NH, NO>;
-  const std::uint64_t reread = blk.l2_policy(hints.reread), once = blk.l2_policy(hints.once);
   blk.expect_bytes(bar, L::kOwnSlot);
-  for (int a = 0; a < kOwnArrays; ++a)  // own[0..5] the halo boxes read before
+  for (int a = 0; a < kOwnArrays; ++a)
     blk.copy_3d(slot + a * L::kOwnBytes, maps.own[a], at.k0 - at.corner.k, at.j0 - at.corner.j, o - at.corner.i,
-                bar, a < kHaloArrays ? reread : once);
+                bar);
 }
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh.
 #pragma nv_exec_check_disable
 template <int TX, int TY, int NH, int NO, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
-                                                            const SplitMaps<Map>& maps, const SplitHints& hints,
-                                                            const physics::Box3& region, int shift, int chunk,
-                                                            unsigned char* raw) {
+                                                            const SplitMaps<Map>& maps, const physics::Box3& region,
+                                                            int shift, int chunk, unsigned char* raw) {
   using T = TtiTile<TX, TY>;
   using L = TensorRings<TX, TY, NH, NO>;
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
@@ -510,9 +496,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   blk.sync();
   if (t == 0) {
     for (int P = c_first; P < c_first + NH && P < c_end; ++P)
-      issue_halo<TX, TY, NH, NO>(blk, maps, hints, P, at, halo_slot(P), bar + (P - c_first) % NH);
+      issue_halo<TX, TY, NH, NO>(blk, maps, P, at, halo_slot(P), bar + (P - c_first) % NH);
     for (int o = i_begin; o < i_begin + NO && o < i_end; ++o)
-      issue_output<TX, TY, NH, NO>(blk, maps, hints, o, at, own_slot(o), bar + NH + (o - i_begin) % NO);
+      issue_output<TX, TY, NH, NO>(blk, maps, o, at, own_slot(o), bar + NH + (o - i_begin) % NO);
   }
 
   SplitSums Q[2 * R + 1];  // Q[R + d]: output c + d
@@ -524,7 +510,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   blk.sync();  // plane c_first is staged and its slot free
   if (t == 0 && c_first + NH < c_end) {
     blk.fence_proxy();  // the generic reads of that slot before the copy engine's writes
-    issue_halo<TX, TY, NH, NO>(blk, maps, hints, c_first + NH, at, halo_slot(c_first), bar);
+    issue_halo<TX, TY, NH, NO>(blk, maps, c_first + NH, at, halo_slot(c_first), bar);
   }
   for (int c = c_first; c < c_end; ++c) {
     add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
@@ -564,11 +550,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     if (t == 0) {
       if (P + NH < c_end) {
         blk.fence_proxy();
-        issue_halo<TX, TY, NH, NO>(blk, maps, hints, P + NH, at, halo_slot(P), bar + n % NH);
+        issue_halo<TX, TY, NH, NO>(blk, maps, P + NH, at, halo_slot(P), bar + n % NH);
       }
       if (completes && o + NO < i_end) {
         blk.fence_proxy();
-        issue_output<TX, TY, NH, NO>(blk, maps, hints, o + NO, at, own_slot(o), bar + NH + q % NO);
+        issue_output<TX, TY, NH, NO>(blk, maps, o + NO, at, own_slot(o), bar + NH + q % NO);
       }
     }
 #pragma unroll
@@ -586,10 +572,10 @@ constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, NH, NO>
 
 template <int TX, int TY, int NH, int NO>
 __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, NH, NO>)
-    swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, SplitHints hints,
-                    physics::Box3 region, int shift, int chunk) {
+    swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
+                    int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, NH, NO>(DeviceBlock(), g, maps, hints, region, shift, chunk, swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY, NH, NO>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -639,15 +625,6 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
   return maps;
 }
 
-SplitHints split_hints() {
-  static const int bits = [] {
-    const char* v = std::getenv("MINIMOD_TTI_L2");
-    return v && *v ? std::atoi(v) : 0;
-  }();
-  return {bits & 1 ? L2Hint::keep : L2Hint::normal, bits & 2 ? L2Hint::drop : L2Hint::normal,
-          bits & 4 ? L2Hint::drop : L2Hint::normal};
-}
-
 template <int TX, int TY, int NH, int NO>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
   constexpr auto kernel = &swic_tti_tensor<TX, TY, NH, NO>;
@@ -657,7 +634,7 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
       split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by) { return tensor_map(v, bx, by); });
   const int shift = tile_row_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
-  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, split_hints(), region, shift, chunk);
+  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
 }
 
 template <int TX, int TY, int NH, int NO>
@@ -669,7 +646,7 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
   emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, NH, NO>(), [&](HostBlock& blk, unsigned char* raw) {
-    swic_split_tensor_block<TX, TY, NH, NO>(blk, g, maps, split_hints(), region, shift, chunk, raw);
+    swic_split_tensor_block<TX, TY, NH, NO>(blk, g, maps, region, shift, chunk, raw);
   });
 }
 
