@@ -379,11 +379,7 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
 
 /// The arrays of a halo slot (boxes of SX x SY points) and of an output slot (TX x TY).
 constexpr int kHaloArrays = 6;  // nx, ny, nz, inv_a, p, q
-constexpr int kOwnArrays = 6;  // kappa_perp, kappa_axis, b, v2dt2, p_next, q_next
-// An output's own p, q and medium come from its halo box, kept by its thread in the raw ring
-// (planes o .. o + 4 live; 6 floats a thread each) rather than read again: at 512^3 the second
-// read missed the L2 (12.3 GB read a step for 56 B a point of compulsory traffic).
-constexpr int kRawDepth = 5, kRawArrays = 6;  // nx, ny, nz, inv_a, p, q
+constexpr int kOwnArrays = 12;  // p, q, nx, ny, nz, inv_a, kappa_perp, kappa_axis, b, v2dt2, p_next, q_next
 
 /// The tensor maps of one launch (Map: CUtensorMap, or HostTensorMap in the emulation).
 template <class Map>
@@ -392,16 +388,14 @@ struct SplitMaps {
   Map own[kOwnArrays];
 };
 
-/// The rings' layout: NH halo slots, NO output slots, the raw ring's kRawDepth slots (then the
-/// product planes and the NH + NO mbarriers).
+/// The rings' layout: NH halo slots, then NO output slots, then their NH + NO mbarriers.
 template <int TX, int TY, int NH, int NO>
 struct TensorRings {
   static constexpr int kHaloBytes = TtiTile<TX, TY>::kPoints * 4;  // one array's box
   static constexpr int kOwnBytes = TX * TY * 4;
   static_assert(kHaloBytes % 128 == 0 && kOwnBytes % 128 == 0, "boxes land on 128-B boundaries");
   static constexpr int kHaloSlot = kHaloArrays * kHaloBytes, kOwnSlot = kOwnArrays * kOwnBytes;
-  static constexpr int kRawSlot = kRawArrays * kOwnBytes;
-  static constexpr int kBytes = NH * kHaloSlot + NO * kOwnSlot + kRawDepth * kRawSlot;
+  static constexpr int kBytes = NH * kHaloSlot + NO * kOwnSlot;
 };
 
 /// Dynamic shared memory of the rings, the product planes, the barriers and slack to align to 128 B.
@@ -457,7 +451,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
   unsigned char* const halo_ring = align_128(raw);
   unsigned char* const own_ring = halo_ring + NH * L::kHaloSlot;
-  float* const raw_ring = reinterpret_cast<float*>(own_ring + NO * L::kOwnSlot);
   unsigned char* const planes = halo_ring + L::kBytes;
   std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::kBytes);  // NH halo, then NO output
   const physics::Index3 hi = region.hi();
@@ -473,11 +466,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const auto own_slot = [i_begin, own_ring](int o) { return own_ring + ((o - i_begin) % NO) * L::kOwnSlot; };
   const int tx = blk.tx, ty = blk.ty;
   const int t = tx + TX * ty;
-  // The thread's entries of plane P's raw slot: array a at [a * kOwnPoints] (only this thread
-  // writes and reads them, so they need no barrier).
-  const auto raw_slot = [c_first, raw_ring, t](int P) {
-    return raw_ring + ((P - c_first) % kRawDepth) * (kRawArrays * kOwnPoints) + t;
-  };
   const int j = at.j0 + ty, k = at.k0 + tx;
   const bool writes = j < hi.j && k >= region.lo.k && k < hi.k;
 
@@ -498,11 +486,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 #pragma unroll
     for (int n = 0; n < T::kColRounds; ++n)
       if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], slot_point(h, col_e[n], T::kPoints));
-    const RawPoint own = slot_point(h, e, T::kPoints);
-    float* const keep = raw_slot(P);
-    keep[0] = own.m.nx, keep[kOwnPoints] = own.m.ny, keep[2 * kOwnPoints] = own.m.nz;
-    keep[3 * kOwnPoints] = own.m.inv_a, keep[4 * kOwnPoints] = own.p, keep[5 * kOwnPoints] = own.q;
-    return stage_own(pl, e, own);
+    return stage_own(pl, e, slot_point(h, e, T::kPoints));
   };
 
   if (t == 0) {
@@ -531,25 +515,28 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   for (int c = c_first; c < c_end; ++c) {
     add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
 
-    // Complete output o = c - 4 from its output slot and its raw slot, then stage plane c + 1
-    // (its buffer was last read in plane c - 1, before the barrier; its raw slot is o's).
+    // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
+    // complete output o = c - 4 from its output slot.
+    const int P = c + 1, n = P - c_first;
+    if (P < c_end) {
+      blk.wait(bar + n % NH, static_cast<unsigned>(n / NH) & 1u);
+      own = stage_plane(P);
+    }
     const int o = c - R, q = o - i_begin;
     const bool completes = o >= i_begin && o < i_end;  // block-uniform
     if (completes) blk.wait(bar + NH + q % NO, static_cast<unsigned>(q / NO) & 1u);
     if (completes && writes) {
       const float* x = reinterpret_cast<const float*>(own_slot(o)) + ty * TX + tx;  // array a at x[a * kOwnPoints]
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
-      const float* kept = raw_slot(o);
-      const RawPoint ro{{kept[0], kept[kOwnPoints], kept[2 * kOwnPoints], kept[3 * kOwnPoints]},
-                        kept[4 * kOwnPoints], kept[5 * kOwnPoints]};
-      const physics::TtiRhs r = output_rhs(Q[0], ro, {in(0), in(1)}, in(2));
+      const RawPoint ro{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
+      const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8));
       const std::int64_t off = g.p.offset(o, j, k);
       if (g.inner.contains(o, j, k)) {
-        g.p_next.origin[off] = physics::leapfrog(in(4), ro.p, in(3), r.p);
-        g.q_next.origin[off] = physics::leapfrog(in(5), ro.q, in(3), r.q);
-      } else {  // the damped update from the slots; only aux_p, aux_q (and the isotropic gradient's p, q) loaded
-        const TtiLayerPoint pt{in(3), in(4), in(5), load(g.aux_p.origin + off), load(g.aux_q.origin + off),
-                               ro.m.inv_a == 1.0f && in(2) == 0.0f};
+        g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
+        g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
+      } else {  // the damped update from the slot; only aux_p, aux_q (and the isotropic gradient's p, q) loaded
+        const TtiLayerPoint pt{in(9), in(10), in(11), load(g.aux_p.origin + off), load(g.aux_q.origin + off),
+                               ro.m.inv_a == 1.0f && in(8) == 0.0f};
         const auto around = [&g, off](float centre, const float* f) {
           return [centre, f, off, &g](int di, int dj, int dk) {
             return (di | dj | dk) == 0 ? centre : load(f + off + di * g.p.sx + dj * g.p.sy + dk);
@@ -558,11 +545,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
         tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, around(ro.p, g.p.origin), around(ro.q, g.q.origin), r),
                         pt.isotropic);
       }
-    }
-    const int P = c + 1, n = P - c_first;
-    if (P < c_end) {
-      blk.wait(bar + n % NH, static_cast<unsigned>(n / NH) & 1u);
-      own = stage_plane(P);
     }
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
     if (t == 0) {
@@ -630,15 +612,16 @@ template <int TX, int TY, class Make>
 auto split_maps(const TtiStepArgs& g, const Make& make) {
   using Map = decltype(make(g.p, 1, 1));
   const physics::View3<const float> halo[kHaloArrays] = {g.nx, g.ny, g.nz, g.inv_a, g.p, g.q};
-  const physics::View3<const float> own[kOwnArrays] = {g.kappa_perp, g.kappa_axis, g.b, g.v2dt2, g.p_next, g.q_next};
-  const auto checked = [&g](const physics::View3<const float>& v) -> const physics::View3<const float>& {
+  const physics::View3<const float> own[kOwnArrays] = {g.p,          g.q,          g.nx, g.ny,     g.nz,     g.inv_a,
+                                                       g.kappa_perp, g.kappa_axis, g.b,  g.v2dt2, g.p_next, g.q_next};
+  SplitMaps<Map> maps;
+  for (int a = 0; a < kOwnArrays; ++a) {
+    const auto& v = own[a];
     if (v.sx != g.p.sx || v.sy != g.p.sy || !(v.box == g.p.box))
       throw Error("swic_split_tma: the step's arrays must share one layout");
-    return v;
-  };
-  SplitMaps<Map> maps;
-  for (int a = 0; a < kOwnArrays; ++a) maps.own[a] = make(checked(own[a]), TX, TY);
-  for (int a = 0; a < kHaloArrays; ++a) maps.halo[a] = make(checked(halo[a]), TX + 2 * R, TY + 2 * R);
+    maps.own[a] = make(v, TX, TY);
+  }
+  for (int a = 0; a < kHaloArrays; ++a) maps.halo[a] = make(halo[a], TX + 2 * R, TY + 2 * R);
   return maps;
 }
 
@@ -686,7 +669,7 @@ const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), t
 // (64 KB) three. Two halo slots, two output slots or both gave the same or less, and so did 64x4
 // (H100, 1000^3, bench/results/2026-11-24-h100-session6.md).
 const TtiVariant kTensorVariants[] = {tensor_variant<32, 8, 1, 1>(), tensor_variant<16, 8, 1, 1>(),
-                                      tensor_variant<32, 4, 1, 1>(), tensor_variant<32, 16, 1, 1>()};
+                                      tensor_variant<32, 4, 1, 1>()};
 
 const char* const kRegisterName = "swic_split";
 const char* const kTensorName = "swic_split_tma";
@@ -732,7 +715,7 @@ KernelFamily family() {
   f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into a ring of slots; sm_90+"
                           : "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
   f.launch_tti = &launch_tti<kTensor>;
-  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 8, 64}, {16, 8, 64}, {32, 4, 64}, {32, 8, 128}, {32, 16, 64}}
+  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 8, 64}, {16, 8, 64}, {32, 4, 64}, {32, 8, 128}}
                            : std::vector<Tile>{{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
   f.tti_attributes = &tti_attributes<kTensor>;
   f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;
