@@ -37,8 +37,6 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
-#include <cstdlib>
-
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
@@ -444,7 +442,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh.
 #pragma nv_exec_check_disable
-template <int TX, int TY, int NH, int NO, int U = 1, class Block, class Map>
+template <int TX, int TY, int NH, int NO, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
                                                             int shift, int chunk, unsigned char* raw) {
@@ -514,7 +512,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     blk.fence_proxy();  // the generic reads of that slot before the copy engine's writes
     issue_halo<TX, TY, NH, NO>(blk, maps, c_first + NH, at, halo_slot(c_first), bar);
   }
-  #pragma unroll U
   for (int c = c_first; c < c_end; ++c) {
     add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
 
@@ -573,12 +570,12 @@ constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, NH, NO>
                                      ? 228 * 1024 / (tensor_smem_bytes<TX, TY, NH, NO>() + 1024)
                                      : 512 / (TX * TY);
 
-template <int TX, int TY, int NH, int NO, int U = 1>
+template <int TX, int TY, int NH, int NO>
 __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, NH, NO>)
     swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
                     int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, NH, NO, U>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY, NH, NO>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -628,9 +625,9 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
   return maps;
 }
 
-template <int TX, int TY, int NH, int NO, int U = 1>
-void launch_tensor_unrolled(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
-  constexpr auto kernel = &swic_tti_tensor<TX, TY, NH, NO, U>;
+template <int TX, int TY, int NH, int NO>
+void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
+  constexpr auto kernel = &swic_tti_tensor<TX, TY, NH, NO>;
   constexpr int bytes = tensor_smem_bytes<TX, TY, NH, NO>();
   ensure_smem_limit<kernel>(bytes);
   const SplitMaps<CUtensorMap> maps =
@@ -638,20 +635,6 @@ void launch_tensor_unrolled(const TtiStepArgs& g, const physics::Box3& region, i
   const int shift = tile_row_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
   kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
-}
-
-/// MINIMOD_TTI_UNROLL (2 or 3) unrolls 32x8's plane loop (experiment: the queue's shift by renaming).
-template <int TX, int TY, int NH, int NO>
-void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
-  static const int unroll = [] {
-    const char* v = std::getenv("MINIMOD_TTI_UNROLL");
-    return v && *v ? std::atoi(v) : 1;
-  }();
-  if constexpr (TX == 32 && TY == 8) {
-    if (unroll == 2) return launch_tensor_unrolled<TX, TY, NH, NO, 2>(g, region, chunk, s);
-    if (unroll == 3) return launch_tensor_unrolled<TX, TY, NH, NO, 3>(g, region, chunk, s);
-  }
-  launch_tensor_unrolled<TX, TY, NH, NO>(g, region, chunk, s);
 }
 
 template <int TX, int TY, int NH, int NO>

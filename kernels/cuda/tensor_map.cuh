@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -34,54 +33,6 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-/// What a tensor map is made of here (the rest of cuTensorMapEncodeTiled's arguments are fixed):
-/// the map is a function of these alone.
-struct TensorMapKey {
-  const void* corner;
-  cuuint64_t dims[3], strides[2];
-  cuuint32_t box[2];
-  bool operator==(const TensorMapKey& o) const {
-    return corner == o.corner && dims[0] == o.dims[0] && dims[1] == o.dims[1] && dims[2] == o.dims[2] &&
-           strides[0] == o.strides[0] && strides[1] == o.strides[1] && box[0] == o.box[0] && box[1] == o.box[1];
-  }
-};
-
-/// Encodes the map of `key` (the driver call, no cache).
-inline CUtensorMap encode_tensor_map(const TensorMapKey& key) {
-  const cuuint32_t box[3] = {key.box[0], key.box[1], 1};
-  const cuuint32_t unit[3] = {1, 1, 1};
-  CUtensorMap map{};
-  const CUresult rc = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(key.corner),
-                                           key.dims, key.strides, box, unit, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                                           CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (rc != CUDA_SUCCESS) throw Error("tensor copies: cuTensorMapEncodeTiled failed (" + std::to_string(rc) + ")");
-  return map;
-}
-
-/// The maps a host thread encoded last (kSlots, replaced in turn): a launch needs 3 (semi_tma) to
-/// 18 (swic_split_tma) maps, and a run's wavefields take turns among a few allocations, so after
-/// the first steps every launch finds its maps here instead of encoding them again.
-class TensorMapCache {
- public:
-  static constexpr int kSlots = 96;
-  const CUtensorMap& get(const TensorMapKey& key) {
-    for (int s = 0; s < used_; ++s)
-      if (keys_[s] == key) return maps_[s];
-    const int s = next_;
-    maps_[s] = encode_tensor_map(key);  // may throw: the slot stays as it was
-    keys_[s] = key;
-    next_ = (next_ + 1) % kSlots;
-    if (used_ < kSlots) ++used_;
-    return maps_[s];
-  }
-
- private:
-  TensorMapKey keys_[kSlots] = {};
-  CUtensorMap maps_[kSlots] = {};
-  int used_ = 0, next_ = 0;
-};
-
 /// A tensor map over the whole allocation of `v` (halo included), fp32, box (bx, by, 1).
 template <class T>
 CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
@@ -89,18 +40,18 @@ CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
   const void* corner = v.ptr(lo.i, lo.j, lo.k);
   if (reinterpret_cast<std::uintptr_t>(corner) % 16 != 0 || (v.sy * 4) % 16 != 0)
     throw Error("tensor copies: a field is not 16-B aligned (allocation or row pitch)");
-  const TensorMapKey key{corner,
-                         {static_cast<cuuint64_t>(v.box.n.k), static_cast<cuuint64_t>(v.box.n.j),
-                          static_cast<cuuint64_t>(v.box.n.i)},
-                         {static_cast<cuuint64_t>(v.sy) * 4, static_cast<cuuint64_t>(v.sx) * 4},
-                         {static_cast<cuuint32_t>(bx), static_cast<cuuint32_t>(by)}};
-  static const bool cached = [] {  // MINIMOD_TMA_MAP_CACHE=0 encodes at every launch (benchmarks compare)
-    const char* e = std::getenv("MINIMOD_TMA_MAP_CACHE");
-    return !(e && std::string(e) == "0");
-  }();
-  if (!cached) return encode_tensor_map(key);
-  static thread_local TensorMapCache cache;
-  return cache.get(key);
+  const cuuint64_t dims[3] = {static_cast<cuuint64_t>(v.box.n.k), static_cast<cuuint64_t>(v.box.n.j),
+                              static_cast<cuuint64_t>(v.box.n.i)};
+  const cuuint64_t strides[2] = {static_cast<cuuint64_t>(v.sy) * 4, static_cast<cuuint64_t>(v.sx) * 4};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(bx), static_cast<cuuint32_t>(by), 1};
+  const cuuint32_t unit[3] = {1, 1, 1};
+  CUtensorMap map{};
+  const CUresult rc =
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(corner), dims, strides, box,
+                           unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (rc != CUDA_SUCCESS) throw Error("tensor copies: cuTensorMapEncodeTiled failed (" + std::to_string(rc) + ")");
+  return map;
 }
 
 /// How far a launch's first tile starts below region.lo.k so that tiles start on 128-B boundaries
