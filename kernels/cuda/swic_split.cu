@@ -416,40 +416,28 @@ struct BoxOrigin {
   int k0, j0;
 };
 
-/// Array a's box of plane P into halo slot `slot`, completing on `bar`.
-#pragma nv_exec_check_disable
-template <int TX, int TY, int NH, int NO, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void copy_halo(const Block& blk, const SplitMaps<Map>& maps, int a, int P,
-                                              const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  blk.copy_3d(slot + a * TensorRings<TX, TY, NH, NO>::kHaloBytes, maps.halo[a], at.k0 - R - at.corner.k,
-              at.j0 - R - at.corner.j, P - at.corner.i, bar);
-}
-
-/// Array a's box of output o into output slot `slot`, completing on `bar`.
-#pragma nv_exec_check_disable
-template <int TX, int TY, int NH, int NO, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void copy_output(const Block& blk, const SplitMaps<Map>& maps, int a, int o,
-                                                const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  blk.copy_3d(slot + a * TensorRings<TX, TY, NH, NO>::kOwnBytes, maps.own[a], at.k0 - at.corner.k,
-              at.j0 - at.corner.j, o - at.corner.i, bar);
-}
-
-/// Issued by one thread: plane P's halo boxes into halo slot `slot`, completing on `bar`.
+/// Issued by thread 0: plane P's halo boxes into halo slot `slot`, completing on `bar`.
 #pragma nv_exec_check_disable
 template <int TX, int TY, int NH, int NO, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps<Map>& maps, int P,
                                                const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  blk.expect_bytes(bar, TensorRings<TX, TY, NH, NO>::kHaloSlot);
-  for (int a = 0; a < kHaloArrays; ++a) copy_halo<TX, TY, NH, NO>(blk, maps, a, P, at, slot, bar);
+  using L = TensorRings<TX, TY, NH, NO>;
+  blk.expect_bytes(bar, L::kHaloSlot);
+  for (int a = 0; a < kHaloArrays; ++a)
+    blk.copy_3d(slot + a * L::kHaloBytes, maps.halo[a], at.k0 - R - at.corner.k, at.j0 - R - at.corner.j,
+                P - at.corner.i, bar);
 }
 
-/// Issued by one thread: output o's boxes into output slot `slot`, completing on `bar`.
+/// Issued by thread 0: output o's boxes into output slot `slot`, completing on `bar`.
 #pragma nv_exec_check_disable
 template <int TX, int TY, int NH, int NO, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o,
                                                  const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  blk.expect_bytes(bar, TensorRings<TX, TY, NH, NO>::kOwnSlot);
-  for (int a = 0; a < kOwnArrays; ++a) copy_output<TX, TY, NH, NO>(blk, maps, a, o, at, slot, bar);
+  using L = TensorRings<TX, TY, NH, NO>;
+  blk.expect_bytes(bar, L::kOwnSlot);
+  for (int a = 0; a < kOwnArrays; ++a)
+    blk.copy_3d(slot + a * L::kOwnBytes, maps.own[a], at.k0 - at.corner.k, at.j0 - at.corner.j, o - at.corner.i,
+                bar);
 }
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh.
@@ -460,8 +448,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
                                                             int shift, int chunk, unsigned char* raw) {
   using T = TtiTile<TX, TY>;
   using L = TensorRings<TX, TY, NH, NO>;
-  constexpr int SX = T::SX, kOwnPoints = TX * TY, kWarps = TX * TY / 32;
-  static_assert(TX * TY % 32 == 0, "whole warps");
+  constexpr int SX = T::SX, kOwnPoints = TX * TY;
   unsigned char* const halo_ring = align_128(raw);
   unsigned char* const own_ring = halo_ring + NH * L::kHaloSlot;
   unsigned char* const planes = halo_ring + L::kBytes;
@@ -530,21 +517,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
     // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
     // complete output o = c - 4 from its output slot.
-    // Once a slot's phase has completed, thread 0 announces the bytes of its next phase (the
-    // copies after the barrier below), so that any thread may issue them.
     const int P = c + 1, n = P - c_first;
-    const int o = c - R, q = o - i_begin;
-    const bool completes = o >= i_begin && o < i_end;  // block-uniform
-    const bool next_halo = P + NH < c_end, next_output = completes && o + NO < i_end;
     if (P < c_end) {
       blk.wait(bar + n % NH, static_cast<unsigned>(n / NH) & 1u);
-      if (t == 0 && next_halo) blk.expect_bytes(bar + n % NH, L::kHaloSlot);
       own = stage_plane(P);
     }
-    if (completes) {
-      blk.wait(bar + NH + q % NO, static_cast<unsigned>(q / NO) & 1u);
-      if (t == 0 && next_output) blk.expect_bytes(bar + NH + q % NO, L::kOwnSlot);
-    }
+    const int o = c - R, q = o - i_begin;
+    const bool completes = o >= i_begin && o < i_end;  // block-uniform
+    if (completes) blk.wait(bar + NH + q % NO, static_cast<unsigned>(q / NO) & 1u);
     if (completes && writes) {
       const float* x = reinterpret_cast<const float*>(own_slot(o)) + ty * TX + tx;  // array a at x[a * kOwnPoints]
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
@@ -567,20 +547,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       }
     }
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
-    // The copies of plane P + NH and output o + NO, spread over the first lanes of the warps
-    // (copy x by warp x mod kWarps): one thread issuing all 18 kept its warp behind the others,
-    // which waited at the barrier.
-    if (t % 32 == 0) {
-      bool fenced = false;
-      for (int x = t / 32; x < kHaloArrays + kOwnArrays; x += kWarps) {
-        const bool halo = x < kHaloArrays;
-        if (halo ? !next_halo : !next_output) continue;
-        if (!fenced) blk.fence_proxy();  // the generic accesses before the barrier, then the copy engine's writes
-        fenced = true;
-        if (halo)
-          copy_halo<TX, TY, NH, NO>(blk, maps, x, P + NH, at, halo_slot(P), bar + n % NH);
-        else
-          copy_output<TX, TY, NH, NO>(blk, maps, x - kHaloArrays, o + NO, at, own_slot(o), bar + NH + q % NO);
+    if (t == 0) {
+      if (P + NH < c_end) {
+        blk.fence_proxy();
+        issue_halo<TX, TY, NH, NO>(blk, maps, P + NH, at, halo_slot(P), bar + n % NH);
+      }
+      if (completes && o + NO < i_end) {
+        blk.fence_proxy();
+        issue_output<TX, TY, NH, NO>(blk, maps, o + NO, at, own_slot(o), bar + NH + q % NO);
       }
     }
 #pragma unroll
