@@ -37,8 +37,6 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
-#include <cstdlib>
-
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
@@ -91,15 +89,6 @@ struct TtiTile {
     return {r / (2 * R), col < R ? col : TX + col};
   }
 };
-
-/// Asks for the line of `p` in L1 (no register, no wait); nothing on the host.
-MM_HOST_DEVICE MM_FORCE_INLINE void prefetch_l1(const void* p) {
-#if defined(__CUDA_ARCH__)
-  asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
-#else
-  (void)p;
-#endif
-}
 
 /// A point's medium and fields as loaded from global memory (zero where nothing is read).
 struct RawPoint {
@@ -456,7 +445,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
 template <int TX, int TY, int NH, int NO, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
-                                                            int shift, int chunk, int prefetch, unsigned char* raw) {
+                                                            int shift, int chunk, unsigned char* raw) {
   using T = TtiTile<TX, TY>;
   using L = TensorRings<TX, TY, NH, NO>;
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
@@ -524,14 +513,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     issue_halo<TX, TY, NH, NO>(blk, maps, c_first + NH, at, halo_slot(c_first), bar);
   }
   for (int c = c_first; c < c_end; ++c) {
-    if (prefetch > 0) {  // output c - 4 in the layer: what its damped update loads, into L1 while plane c is used
-      const int o = c - R;
-      if (o >= i_begin && o < i_end && writes && !g.inner.contains(o, j, k)) {
-        const std::int64_t off = g.p.offset(o, j, k);
-        prefetch_l1(g.aux_p.origin + off);
-        prefetch_l1(g.aux_q.origin + off);
-      }
-    }
     add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
 
     // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
@@ -592,10 +573,9 @@ constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, NH, NO>
 template <int TX, int TY, int NH, int NO>
 __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, NH, NO>)
     swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
-                    int shift, int chunk, int prefetch) {
+                    int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, NH, NO>(DeviceBlock(), g, maps, region, shift, chunk, prefetch,
-                                          swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY, NH, NO>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -654,11 +634,7 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
       split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by) { return tensor_map(v, bx, by); });
   const int shift = tile_row_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
-  static const int prefetch = [] {  // MINIMOD_TTI_PREFETCH=1: aux_p, aux_q (experiment)
-    const char* v = std::getenv("MINIMOD_TTI_PREFETCH");
-    return v && *v ? std::atoi(v) : 0;
-  }();
-  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk, prefetch);
+  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
 }
 
 template <int TX, int TY, int NH, int NO>
@@ -670,7 +646,7 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
   emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, NH, NO>(), [&](HostBlock& blk, unsigned char* raw) {
-    swic_split_tensor_block<TX, TY, NH, NO>(blk, g, maps, region, shift, chunk, 2, raw);
+    swic_split_tensor_block<TX, TY, NH, NO>(blk, g, maps, region, shift, chunk, raw);
   });
 }
 
