@@ -150,6 +150,22 @@ struct SplitSums {
   float perp2, axis2, sxx, sxy, sxz, pxx, pxy, pxz;
 };
 
+/// The xy (or xz) corners (+m, +-m), (-m, -+m) of plane c for outputs c - m (`back`) and c + m
+/// (`fwd`), with opposite signs: their differences of s, p, g, h weighed by w into the sums S, Pm
+/// (D s, D p of that direction) and the product sums.
+template <float SplitSums::*S, float SplitSums::*Pm>
+MM_HOST_DEVICE MM_FORCE_INLINE void add_corners(SplitSums& back, SplitSums& fwd, float w, float ds, float dp,
+                                                float dg, float dh) {
+  back.*S = fmaf(w, ds, back.*S);
+  fwd.*S = fmaf(-w, ds, fwd.*S);
+  back.*Pm = fmaf(w, dp, back.*Pm);
+  fwd.*Pm = fmaf(-w, dp, fwd.*Pm);
+  back.perp2 = fmaf(-w, dg, back.perp2);
+  fwd.perp2 = fmaf(w, dg, fwd.perp2);
+  back.axis2 = fmaf(w, dh, back.axis2);
+  fwd.axis2 = fmaf(-w, dh, fwd.axis2);
+}
+
 /// Plane c's part of the queue Q (Q[R + d]: output c + d): to output c (when `in_plane`, block-
 /// uniform) its y and z lines and yz diagonals, the in-plane derivatives weighed by the thread's
 /// own medium; to outputs c -+ m its x-line point (the thread's own, `own`) and its xy, xz points.
@@ -194,24 +210,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const SplitPlane& pl, int e, const
     fwd.perp2 = fmaf(-w.x[i], own.gxx, fwd.perp2);
     back.axis2 = fmaf(w.x[i], own.hxx, back.axis2);
     fwd.axis2 = fmaf(w.x[i], own.hxx, fwd.axis2);
-    const float ys = jp.x - jm.x, yp = jp.y - jm.y, yg = yxp.z - yxm.z, yh = yxp.w - yxm.w;
-    back.sxy = fmaf(w.xy[i], ys, back.sxy);
-    fwd.sxy = fmaf(-w.xy[i], ys, fwd.sxy);
-    back.pxy = fmaf(w.xy[i], yp, back.pxy);
-    fwd.pxy = fmaf(-w.xy[i], yp, fwd.pxy);
-    back.perp2 = fmaf(-w.xy[i], yg, back.perp2);
-    fwd.perp2 = fmaf(w.xy[i], yg, fwd.perp2);
-    back.axis2 = fmaf(w.xy[i], yh, back.axis2);
-    fwd.axis2 = fmaf(-w.xy[i], yh, fwd.axis2);
-    const float zs = kp.x - km.x, zp = kp.y - km.y, zg = zxp.z - zxm.z, zh = zxp.w - zxm.w;
-    back.sxz = fmaf(w.xz[i], zs, back.sxz);
-    fwd.sxz = fmaf(-w.xz[i], zs, fwd.sxz);
-    back.pxz = fmaf(w.xz[i], zp, back.pxz);
-    fwd.pxz = fmaf(-w.xz[i], zp, fwd.pxz);
-    back.perp2 = fmaf(-w.xz[i], zg, back.perp2);
-    fwd.perp2 = fmaf(w.xz[i], zg, fwd.perp2);
-    back.axis2 = fmaf(w.xz[i], zh, back.axis2);
-    fwd.axis2 = fmaf(-w.xz[i], zh, fwd.axis2);
+    add_corners<&SplitSums::sxy, &SplitSums::pxy>(back, fwd, w.xy[i], jp.x - jm.x, jp.y - jm.y, yxp.z - yxm.z,
+                                                  yxp.w - yxm.w);
+    add_corners<&SplitSums::sxz, &SplitSums::pxz>(back, fwd, w.xz[i], kp.x - km.x, kp.y - km.y, zxp.z - zxm.z,
+                                                  zxp.w - zxm.w);
   }
   {  // the in-plane derivatives of output c, weighed by its own medium
     SplitSums& o = Q[R];
