@@ -371,13 +371,14 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
 // Nsight Compute on swic_split (512^3, 2026-11-24) put 46% of its warps' stalls on global loads:
 // each thread loads the raw values of the ~3.75 points per output it stages one plane ahead, and
 // the operands of the output it completes just before using them, with 12 warps per SM to cover
-// the wait. Here thread 0 issues tensor copies into two rings in shared memory, each slot with
-// its mbarrier: the halo ring (NH slots) takes the six raw arrays of plane P over the tile and
-// its halo (SX x SY points each), the output ring (NO slots) the twelve arrays that output o's
-// update reads at the tile's own points (TX x TY each). Plane P is staged into the products at
-// plane P - 1, and output o completes at plane o + 4; a slot is refilled after the barrier that
-// ends the plane which used it, so a copy has the next plane's sums plus NH - 1 (NO - 1) planes
-// to land. The products, the queue and the sums are swic_split's.
+// the wait. Here thread 0 issues tensor copies into two slots in shared memory, each with its
+// mbarrier: the halo slot takes the six raw arrays of plane P over the tile and its halo (SX x SY
+// points each), the output slot the twelve arrays that output o's update reads at the tile's own
+// points (TX x TY each). Plane P is staged into the products at plane P - 1, and output o
+// completes at plane o + 4; a slot is refilled after the barrier that ends the plane which used
+// it, so a copy has the next plane's sums to land. Rings of two or three slots gave the same or
+// less (bench/results/2026-11-24-h100-session6.md §2, §7). The products, the queue and the sums
+// are swic_split's.
 
 /// The arrays of a halo slot (boxes of SX x SY points) and of an output slot (TX x TY).
 constexpr int kHaloArrays = 6;  // nx, ny, nz, inv_a, p, q
@@ -390,20 +391,20 @@ struct SplitMaps {
   Map own[kOwnArrays];
 };
 
-/// The rings' layout: NH halo slots, then NO output slots, then their NH + NO mbarriers.
-template <int TX, int TY, int NH, int NO>
-struct TensorRings {
+/// The slots' layout: the halo slot, then the output slot.
+template <int TX, int TY>
+struct TensorSlots {
   static constexpr int kHaloBytes = TtiTile<TX, TY>::kPoints * 4;  // one array's box
   static constexpr int kOwnBytes = TX * TY * 4;
   static_assert(kHaloBytes % 128 == 0 && kOwnBytes % 128 == 0, "boxes land on 128-B boundaries");
   static constexpr int kHaloSlot = kHaloArrays * kHaloBytes, kOwnSlot = kOwnArrays * kOwnBytes;
-  static constexpr int kBytes = NH * kHaloSlot + NO * kOwnSlot;
+  static constexpr int kBytes = kHaloSlot + kOwnSlot;
 };
 
-/// Dynamic shared memory of the rings, the product planes, the barriers and slack to align to 128 B.
-template <int TX, int TY, int NH, int NO>
+/// Dynamic shared memory of the two slots, the product planes, the barriers and slack to align to 128 B.
+template <int TX, int TY>
 constexpr int tensor_smem_bytes() {
-  return TensorRings<TX, TY, NH, NO>::kBytes + TtiTile<TX, TY>::kBytes + (NH + NO) * 8 + 128;
+  return TensorSlots<TX, TY>::kBytes + TtiTile<TX, TY>::kBytes + 2 * 8 + 128;
 }
 
 /// A staged point's raw values from a halo slot (arrays `n` floats apart).
@@ -420,10 +421,10 @@ struct BoxOrigin {
 
 /// Issued by thread 0: plane P's halo boxes into halo slot `slot`, completing on `bar`.
 #pragma nv_exec_check_disable
-template <int TX, int TY, int NH, int NO, class Block, class Map>
+template <int TX, int TY, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps<Map>& maps, int P,
                                                const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  using L = TensorRings<TX, TY, NH, NO>;
+  using L = TensorSlots<TX, TY>;
   blk.expect_bytes(bar, L::kHaloSlot);
   for (int a = 0; a < kHaloArrays; ++a)
     blk.copy_3d(slot + a * L::kHaloBytes, maps.halo[a], at.k0 - R - at.corner.k, at.j0 - R - at.corner.j,
@@ -432,10 +433,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps
 
 /// Issued by thread 0: output o's boxes into output slot `slot`, completing on `bar`.
 #pragma nv_exec_check_disable
-template <int TX, int TY, int NH, int NO, class Block, class Map>
+template <int TX, int TY, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o,
                                                  const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  using L = TensorRings<TX, TY, NH, NO>;
+  using L = TensorSlots<TX, TY>;
   blk.expect_bytes(bar, L::kOwnSlot);
   for (int a = 0; a < kOwnArrays; ++a)
     blk.copy_3d(slot + a * L::kOwnBytes, maps.own[a], at.k0 - at.corner.k, at.j0 - at.corner.j, o - at.corner.i,
@@ -444,17 +445,17 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh.
 #pragma nv_exec_check_disable
-template <int TX, int TY, int NH, int NO, class Block, class Map>
+template <int TX, int TY, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
                                                             int shift, int chunk, unsigned char* raw) {
   using T = TtiTile<TX, TY>;
-  using L = TensorRings<TX, TY, NH, NO>;
+  using L = TensorSlots<TX, TY>;
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
-  unsigned char* const halo_ring = align_128(raw);
-  unsigned char* const own_ring = halo_ring + NH * L::kHaloSlot;
-  unsigned char* const planes = halo_ring + L::kBytes;
-  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::kBytes);  // NH halo, then NO output
+  unsigned char* const halo_slot = align_128(raw);
+  unsigned char* const own_slot = halo_slot + L::kHaloSlot;
+  unsigned char* const planes = halo_slot + L::kBytes;
+  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::kBytes);  // halo, then output
   const physics::Index3 hi = region.hi();
   const BoxOrigin at{g.p.box.lo, region.lo.k - shift + blk.bx * TX, region.lo.j + blk.by * TY};
   const int i_begin = region.lo.i + blk.bz * chunk;
@@ -464,8 +465,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     return SplitPlane::carve(planes + ((c - c_first) & 1) * (T::kPoints * SplitPlane::kBytes), T::kPoints);
   };
   // Plane P's halo slot and output o's slot (outputs counted from i_begin).
-  const auto halo_slot = [c_first, halo_ring](int P) { return halo_ring + ((P - c_first) % NH) * L::kHaloSlot; };
-  const auto own_slot = [i_begin, own_ring](int o) { return own_ring + ((o - i_begin) % NO) * L::kOwnSlot; };
   const int tx = blk.tx, ty = blk.ty;
   const int t = tx + TX * ty;
   const int j = at.j0 + ty, k = at.k0 + tx;
@@ -480,7 +479,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   for (int n = 0; n < T::kColRounds; ++n) col_e[n] = T::col_point(t + n * T::kThreads).slot();
   // Plane P's products from its halo slot into its buffer; returns what the thread keeps of its point.
   const auto stage_plane = [&](int P) {
-    const float* h = reinterpret_cast<const float*>(halo_slot(P));
+    const float* h = reinterpret_cast<const float*>(halo_slot);
     const SplitPlane pl = buffer(P);
 #pragma unroll
     for (int n = 0; n < T::kRowRounds; ++n)
@@ -492,15 +491,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   };
 
   if (t == 0) {
-    for (int s = 0; s < NH + NO; ++s) blk.mbarrier_init(bar + s, 1);
+    for (int s = 0; s < 2; ++s) blk.mbarrier_init(bar + s, 1);
     blk.fence_init();  // visible to the copy engine
   }
   blk.sync();
   if (t == 0) {
-    for (int P = c_first; P < c_first + NH && P < c_end; ++P)
-      issue_halo<TX, TY, NH, NO>(blk, maps, P, at, halo_slot(P), bar + (P - c_first) % NH);
-    for (int o = i_begin; o < i_begin + NO && o < i_end; ++o)
-      issue_output<TX, TY, NH, NO>(blk, maps, o, at, own_slot(o), bar + NH + (o - i_begin) % NO);
+    issue_halo<TX, TY>(blk, maps, c_first, at, halo_slot, bar);  // a block has 9 or more planes
+    issue_output<TX, TY>(blk, maps, i_begin, at, own_slot, bar + 1);  // and 1 or more outputs
   }
 
   SplitSums Q[2 * R + 1];  // Q[R + d]: output c + d
@@ -510,9 +507,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   blk.wait(bar, 0);
   OwnPoint own = stage_plane(c_first);
   blk.sync();  // plane c_first is staged and its slot free
-  if (t == 0 && c_first + NH < c_end) {
+  if (t == 0 && c_first + 1 < c_end) {
     blk.fence_proxy();  // the generic reads of that slot before the copy engine's writes
-    issue_halo<TX, TY, NH, NO>(blk, maps, c_first + NH, at, halo_slot(c_first), bar);
+    issue_halo<TX, TY>(blk, maps, c_first + 1, at, halo_slot, bar);
   }
   for (int c = c_first; c < c_end; ++c) {
     add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
@@ -521,14 +518,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     // complete output o = c - 4 from its output slot.
     const int P = c + 1, n = P - c_first;
     if (P < c_end) {
-      blk.wait(bar + n % NH, static_cast<unsigned>(n / NH) & 1u);
+      blk.wait(bar, static_cast<unsigned>(n) & 1u);
       own = stage_plane(P);
     }
     const int o = c - R, q = o - i_begin;
     const bool completes = o >= i_begin && o < i_end;  // block-uniform
-    if (completes) blk.wait(bar + NH + q % NO, static_cast<unsigned>(q / NO) & 1u);
+    if (completes) blk.wait(bar + 1, static_cast<unsigned>(q) & 1u);
     if (completes && writes) {
-      const float* x = reinterpret_cast<const float*>(own_slot(o)) + ty * TX + tx;  // array a at x[a * kOwnPoints]
+      const float* x = reinterpret_cast<const float*>(own_slot) + ty * TX + tx;  // array a at x[a * kOwnPoints]
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
       const RawPoint ro{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
       const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8));
@@ -550,13 +547,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     }
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
     if (t == 0) {
-      if (P + NH < c_end) {
+      if (P + 1 < c_end) {
         blk.fence_proxy();
-        issue_halo<TX, TY, NH, NO>(blk, maps, P + NH, at, halo_slot(P), bar + n % NH);
+        issue_halo<TX, TY>(blk, maps, P + 1, at, halo_slot, bar);
       }
-      if (completes && o + NO < i_end) {
+      if (completes && o + 1 < i_end) {
         blk.fence_proxy();
-        issue_output<TX, TY, NH, NO>(blk, maps, o + NO, at, own_slot(o), bar + NH + q % NO);
+        issue_output<TX, TY>(blk, maps, o + 1, at, own_slot, bar + 1);
       }
     }
 #pragma unroll
@@ -567,17 +564,17 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
 /// Blocks per SM that the shared memory allows, at most as many as leave 128 registers a thread:
 /// the register budget.
-template <int TX, int TY, int NH, int NO>
-constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, NH, NO>() + 1024) < 512 / (TX * TY)
-                                     ? 228 * 1024 / (tensor_smem_bytes<TX, TY, NH, NO>() + 1024)
+template <int TX, int TY>
+constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY>() + 1024) < 512 / (TX * TY)
+                                     ? 228 * 1024 / (tensor_smem_bytes<TX, TY>() + 1024)
                                      : 512 / (TX * TY);
 
-template <int TX, int TY, int NH, int NO>
-__global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, NH, NO>)
+template <int TX, int TY>
+__global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY>)
     swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
                     int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, NH, NO>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -627,10 +624,10 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
   return maps;
 }
 
-template <int TX, int TY, int NH, int NO>
+template <int TX, int TY>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
-  constexpr auto kernel = &swic_tti_tensor<TX, TY, NH, NO>;
-  constexpr int bytes = tensor_smem_bytes<TX, TY, NH, NO>();
+  constexpr auto kernel = &swic_tti_tensor<TX, TY>;
+  constexpr int bytes = tensor_smem_bytes<TX, TY>();
   ensure_smem_limit<kernel>(bytes);
   const SplitMaps<CUtensorMap> maps =
       split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by) { return tensor_map(v, bx, by); });
@@ -639,7 +636,7 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
   kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
 }
 
-template <int TX, int TY, int NH, int NO>
+template <int TX, int TY>
 void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
   const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(
       g, [](const physics::View3<const float>& v, int bx, int by) { return HostTensorMap::of(v, bx, by); });
@@ -647,8 +644,8 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
-  emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, NH, NO>(), [&](HostBlock& blk, unsigned char* raw) {
-    swic_split_tensor_block<TX, TY, NH, NO>(blk, g, maps, region, shift, chunk, raw);
+  emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
+    swic_split_tensor_block<TX, TY>(blk, g, maps, region, shift, chunk, raw);
   });
 }
 
@@ -658,11 +655,10 @@ constexpr TtiVariant tti_variant() {
           &emulate_tti_variant<TX, TY>, TtiTile<TX, TY>::kBytes};
 }
 
-template <int TX, int TY, int NH, int NO>
+template <int TX, int TY>
 constexpr TtiVariant tensor_variant() {
-  return {TX, TY, reinterpret_cast<const void*>(&swic_tti_tensor<TX, TY, NH, NO>),
-          &launch_tensor_variant<TX, TY, NH, NO>, &emulate_tensor_variant<TX, TY, NH, NO>,
-          tensor_smem_bytes<TX, TY, NH, NO>()};
+  return {TX, TY, reinterpret_cast<const void*>(&swic_tti_tensor<TX, TY>), &launch_tensor_variant<TX, TY>,
+          &emulate_tensor_variant<TX, TY>, tensor_smem_bytes<TX, TY>()};
 }
 
 const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), tti_variant<64, 4>(),
@@ -670,8 +666,7 @@ const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), t
 // One halo and one output slot: 32x8 (89 KB) fits two blocks per SM, 16x8 (52 KB) four, 32x4
 // (64 KB) three. Two halo slots, two output slots or both gave the same or less, and so did 64x4
 // (H100, 1000^3, bench/results/2026-11-24-h100-session6.md).
-const TtiVariant kTensorVariants[] = {tensor_variant<32, 8, 1, 1>(), tensor_variant<16, 8, 1, 1>(),
-                                      tensor_variant<32, 4, 1, 1>()};
+const TtiVariant kTensorVariants[] = {tensor_variant<32, 8>(), tensor_variant<16, 8>(), tensor_variant<32, 4>()};
 
 const char* const kRegisterName = "swic_split";
 const char* const kTensorName = "swic_split_tma";
@@ -714,7 +709,7 @@ KernelFamily family() {
   KernelFamily f;
   f.name = kTensor ? kTensorName : kRegisterName;
   f.propagators = {PropagatorKind::acoustic_tti};
-  f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into a ring of slots; sm_90+"
+  f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into shared memory; sm_90+"
                           : "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
   f.launch_tti = &launch_tti<kTensor>;
   f.tti_tunables = kTensor ? std::vector<Tile>{{32, 8, 64}, {16, 8, 64}, {32, 4, 64}, {32, 8, 128}}
