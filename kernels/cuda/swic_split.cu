@@ -464,7 +464,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const auto buffer = [c_first, planes](int c) {
     return SplitPlane::carve(planes + ((c - c_first) & 1) * (T::kPoints * SplitPlane::kBytes), T::kPoints);
   };
-  // Plane P's halo slot and output o's slot (outputs counted from i_begin).
   const int tx = blk.tx, ty = blk.ty;
   const int t = tx + TX * ty;
   const int j = at.j0 + ty, k = at.k0 + tx;
@@ -534,15 +533,17 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
         g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
         g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
       } else {  // the damped update from the slot; only aux_p, aux_q (and the isotropic gradient's p, q) loaded
-        const TtiLayerPoint pt{in(9), in(10), in(11), load(g.aux_p.origin + off), load(g.aux_q.origin + off),
+        // aux_p, aux_q by plain loads: the kernel writes them (tti_store_layer), so not by __ldg.
+        const TtiLayerPoint pt{in(9), in(10), in(11), g.aux_p.origin[off], g.aux_q.origin[off],
                                ro.m.inv_a == 1.0f && in(8) == 0.0f};
         const auto around = [&g, off](float centre, const float* f) {
           return [centre, f, off, &g](int di, int dj, int dk) {
             return (di | dj | dk) == 0 ? centre : load(f + off + di * g.p.sx + dj * g.p.sy + dk);
           };
         };
-        tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, around(ro.p, g.p.origin), around(ro.q, g.q.origin), r),
-                        pt.isotropic);
+        const TtiLayerUpdate u =
+            tti_damped_update(g, o, j, k, pt, around(ro.p, g.p.origin), around(ro.q, g.q.origin), r);
+        tti_store_layer(g, off, u, pt.isotropic);
       }
     }
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
