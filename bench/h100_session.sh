@@ -19,6 +19,9 @@ tti=${TTI_KERNELS:-swic:32x4x64,swic_split:32x4x64}
 shapes=${SHAPES:-1000}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 echo "commit ${MINIMOD_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)} $(date -u +%FT%TZ)"
+# The label is typed by hand; the fingerprint tells which commit really ran
+# (`bash scripts/source_fingerprint.sh COMMIT` where the repository is).
+echo "sources $(bash scripts/source_fingerprint.sh)"
 start=$(date +%s)
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DMINIMOD_COMMIT="${MINIMOD_COMMIT:-unknown}" > "$out/cmake.log" 2>&1 &&
