@@ -536,10 +536,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
         // aux_p, aux_q by plain loads: the kernel writes them (tti_store_layer), so not by __ldg.
         const TtiLayerPoint pt{in(9), in(10), in(11), g.aux_p.origin[off], g.aux_q.origin[off],
                                ro.m.inv_a == 1.0f && in(8) == 0.0f};
-        const auto around = [&g, off](float centre, const float* f) {
-          return [centre, f, off, &g](int di, int dj, int dk) {
-            return (di | dj | dk) == 0 ? centre : load(f + off + di * g.p.sx + dj * g.p.sy + dk);
-          };
+        const auto around = [&g, off](float centre, const float* f) {  // the centre from the slot
+          const TtiGlobalField field{f + off, g.p.sx, g.p.sy};
+          return [centre, field](int di, int dj, int dk) { return (di | dj | dk) == 0 ? centre : field(di, dj, dk); };
         };
         const TtiLayerUpdate u =
             tti_damped_update(g, o, j, k, pt, around(ro.p, g.p.origin), around(ro.q, g.q.origin), r);
