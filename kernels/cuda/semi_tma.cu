@@ -26,9 +26,10 @@
 // plane o+m arrives (backward update); the same reordering as `semi`, fp32 rounding only.
 //
 // Tensor maps (kernels/cuda/tensor_map.cuh): one per array (u, u_next, v2dt2) over the allocation
-// with its halo; coordinates are relative to the halo corner. The tiles' k origins are put on 128-B boundaries of the allocation (map_origin below: a region starting at
-// k = 27, Minimod's inner box, starts its first tile at k = -4 and writes from 27), so output rows
-// cover whole sectors and every u box row (from k0 - 4) starts on a 16-B boundary.
+// with its halo; coordinates are relative to the halo corner. The tiles' k origins are put on
+// 128-B boundaries of the allocation (map_origin below: a region starting at k = 27, Minimod's
+// inner box, starts its first tile at k = -4 and writes from 27), so output rows cover whole
+// sectors and every u box row (from k0 - 4) starts on a 16-B boundary.
 #include <cstdint>
 
 #include "kernels/cuda/block_emulation.hpp"

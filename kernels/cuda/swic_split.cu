@@ -419,28 +419,32 @@ struct BoxOrigin {
   int k0, j0;
 };
 
-/// Issued by thread 0: plane P's halo boxes into halo slot `slot`, completing on `bar`.
+/// Issued by thread 0: the boxes of `maps` (N arrays, `box_bytes` each) at coordinates (k, j, i)
+/// into `slot`, one after another, completing on `bar`.
+#pragma nv_exec_check_disable
+template <int N, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void issue_boxes(const Block& blk, const Map (&maps)[N], int box_bytes, int k, int j,
+                                                int i, unsigned char* slot, std::uint64_t* bar) {
+  blk.expect_bytes(bar, N * box_bytes);
+  for (int a = 0; a < N; ++a) blk.copy_3d(slot + a * box_bytes, maps[a], k, j, i, bar);
+}
+
+/// Plane P's halo boxes (the tile and its halo) into the halo slot.
 #pragma nv_exec_check_disable
 template <int TX, int TY, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps<Map>& maps, int P,
                                                const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  using L = TensorSlots<TX, TY>;
-  blk.expect_bytes(bar, L::kHaloSlot);
-  for (int a = 0; a < kHaloArrays; ++a)
-    blk.copy_3d(slot + a * L::kHaloBytes, maps.halo[a], at.k0 - R - at.corner.k, at.j0 - R - at.corner.j,
-                P - at.corner.i, bar);
+  issue_boxes(blk, maps.halo, TensorSlots<TX, TY>::kHaloBytes, at.k0 - R - at.corner.k, at.j0 - R - at.corner.j,
+              P - at.corner.i, slot, bar);
 }
 
-/// Issued by thread 0: output o's boxes into output slot `slot`, completing on `bar`.
+/// Output o's boxes (the tile's own points) into the output slot.
 #pragma nv_exec_check_disable
 template <int TX, int TY, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o,
                                                  const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  using L = TensorSlots<TX, TY>;
-  blk.expect_bytes(bar, L::kOwnSlot);
-  for (int a = 0; a < kOwnArrays; ++a)
-    blk.copy_3d(slot + a * L::kOwnBytes, maps.own[a], at.k0 - at.corner.k, at.j0 - at.corner.j, o - at.corner.i,
-                bar);
+  issue_boxes(blk, maps.own, TensorSlots<TX, TY>::kOwnBytes, at.k0 - at.corner.k, at.j0 - at.corner.j,
+              o - at.corner.i, slot, bar);
 }
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh.
