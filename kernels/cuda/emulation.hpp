@@ -16,6 +16,9 @@ void emulate_semi_tma(const IsoStepArgs& a, const Tile& t, bool by_block = false
 /// One temporal launch (two steps of a.box, tile t), emulated: the views point to host memory.
 void emulate_temporal(const IsoPairArgs& a, const Tile& t);
 
+/// One temporal_tma launch (two steps of a.box, tile t), emulated: the views point to host memory.
+void emulate_temporal_tma(const IsoPairArgs& a, const Tile& t);
+
 /// One swic_split update of `region` (tile t), emulated: the views point to host memory, the
 /// centre weights kappa_perp, kappa_axis included; `tensor`: swic_split_tma's (tensor copies).
 void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, bool tensor = false);

@@ -1,10 +1,10 @@
-// The temporal family's block body (two steps per sweep) run by host threads
+// The two-step families' block bodies (temporal, temporal_tma) run by host threads
 // (kernels/cuda/block_emulation.hpp): needs no GPU. Every tile, its chunk and a short one, on a box
 // with unequal margins and on the whole grid, against two applications of the CPU reference's
 // formula: u^{n+1} on the box is the leapfrog of u^n, u^{n+2} the leapfrog of u^{n+1} where the
 // points outside the box take the u^{n+1} given in u1 (the PML's, in the propagator); nothing
-// outside the box changes. This checks the ring, both register queues, the shared planes and the
-// barriers; the gpu tests check the device code and the propagator's pairs.
+// outside the box changes. This checks the ring, both register queues, the shared planes, the
+// tensor-copy boxes and the barriers; the gpu tests check the device code and the propagator's pairs.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -26,8 +26,11 @@ namespace {
 using physics::Box3;
 using physics::Index3;
 
-void check_pair(const kernels::cuda::Tile& tile, const Box3& box, Index3 n) {
-  SCOPED_TRACE("temporal:" + std::to_string(tile.x) + "x" + std::to_string(tile.y) + "x" +
+using Emulate = void (*)(const kernels::cuda::IsoPairArgs&, const kernels::cuda::Tile&);
+
+void check_pair(const std::string& family, Emulate emulate, const kernels::cuda::Tile& tile, const Box3& box,
+                Index3 n) {
+  SCOPED_TRACE(family + ":" + std::to_string(tile.x) + "x" + std::to_string(tile.y) + "x" +
                std::to_string(tile.z) + " box lo (" + std::to_string(box.lo.i) + "," + std::to_string(box.lo.j) +
                "," + std::to_string(box.lo.k) + ") n (" + std::to_string(box.n.i) + "," +
                std::to_string(box.n.j) + "," + std::to_string(box.n.k) + ")");
@@ -53,7 +56,7 @@ void check_pair(const kernels::cuda::Tile& tile, const Box3& box, Index3 n) {
   a.u2 = layout.view(u2.data());
   a.v2dt2 = layout.view<const float>(v.data());
   a.laplacian = c;
-  kernels::cuda::emulate_temporal(a, tile);
+  emulate(a, tile);
 
   // The reference: u^{n+1} on the box, the given values elsewhere; then u^{n+2} on the box.
   std::vector<float> next = u1_before;
@@ -90,8 +93,8 @@ void check_pair(const kernels::cuda::Tile& tile, const Box3& box, Index3 n) {
   EXPECT_EQ(changed_outside, 0);
 }
 
-TEST(TemporalEmulation, TwoStepsEqualTheReferenceFormulaTwiceAtEveryPoint) {
-  const auto& family = kernels::cuda::find_family("temporal", kernels::cuda::PropagatorKind::acoustic_iso);
+void check_family(const std::string& name, Emulate emulate) {
+  const auto& family = kernels::cuda::find_family(name, kernels::cuda::PropagatorKind::acoustic_iso);
   ASSERT_NE(family.launch_pair, nullptr);
   const Index3 n{19, 27, 45};
   std::vector<std::pair<int, int>> done;  // tunables differing only in chunk run the same code
@@ -100,10 +103,18 @@ TEST(TemporalEmulation, TwoStepsEqualTheReferenceFormulaTwiceAtEveryPoint) {
     done.emplace_back(tile.x, tile.y);
     for (int chunk : {tile.z, 5}) {
       tile.z = chunk;
-      check_pair(tile, Box3{{5, 6, 4}, {9, 17, 36}}, n);  // unequal margins; tiles overhang the box
-      check_pair(tile, Box3{{0, 0, 0}, n}, n);            // the ring reaches into the halo
+      check_pair(name, emulate, tile, Box3{{5, 6, 4}, {9, 17, 36}}, n);  // unequal margins; tiles overhang the box
+      check_pair(name, emulate, tile, Box3{{0, 0, 0}, n}, n);            // the ring reaches into the halo
     }
   }
+}
+
+TEST(TemporalEmulation, TwoStepsEqualTheReferenceFormulaTwiceAtEveryPoint) {
+  check_family("temporal", &kernels::cuda::emulate_temporal);
+}
+
+TEST(TemporalTmaEmulation, TwoStepsEqualTheReferenceFormulaTwiceAtEveryPoint) {
+  check_family("temporal_tma", &kernels::cuda::emulate_temporal_tma);
 }
 
 }  // namespace

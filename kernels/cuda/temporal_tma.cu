@@ -1,0 +1,348 @@
+// temporal_tma: two time steps per sweep (temporal.cu's scheme) with every plane staged by Hopper's
+// tensor copy engine (TMA) and one block barrier a plane. Acoustic isotropic only; sm_90 and newer.
+//
+// Why. `temporal` moves 10 B per point and step instead of semi_tma's 16, but issues 503
+// instructions a point for its two steps (Nsight Compute, H100, 512^3; semi_tma 104 a step): ~204
+// of them index arithmetic and predicates of its per-thread loads (which cells of the plane each
+// thread fetches, five 64-bit pointers), ~89 register moves, three barriers a plane
+// (bench/results/2026-11-24-h100-session7.md §10). Here thread 0 issues the plane's copies and the
+// other threads only wait, read shared memory and compute.
+//
+// How. A block of (TK+8) x (TJ+8)/RY threads covers a TK x TJ (k, j) output tile plus the ring of
+// 4 whose u^{n+1} the tile's u^{n+2} stencils read; each thread owns one k column and RY
+// consecutive j rows. It streams planes p from i_begin-8 to i_end+7; the stage of plane p holds
+//  * U:  u^n(p) over the ring with its own halo of 4, (TK+16) x (TJ+16);
+//  * PV: u_prev and (v dt)^2 of plane c = p-4 over the ring, (TK+8) x (TJ+8) each;
+//  * U1: u1 of plane c over the ring, only where some ring point of plane c lies outside the box
+//        (blocks at the box's j/k faces, planes past its i faces): those points are not computed,
+//        their u^{n+1} is the propagator's (its PML update put it there), as in `temporal`.
+// At plane p every thread shifts u^n(p) of its rows into a 9-deep register queue (u^n(c-4..c+4)),
+// then
+//  * first step at c = p-4 (every thread): u^{n+1}(c) = leapfrog with the in-plane neighbours
+//    from the stage of plane c, written to a ring of 5 shared planes (and to u1 for the tile's
+//    points of the chunk) and shifted into a second queue (u^{n+1}(c-8..c));
+//  * second step at c2 = c-4 (the tile's threads): u^{n+2}(c2) = leapfrog of u^{n+1} with the
+//    in-plane neighbours from the ring's plane c2 (written 4 planes earlier), u^n(c2) from the
+//    first queue and (v dt)^2(c2) from the stage of plane c, written to u2.
+// Stages c..p are read at plane p, so NS >= 6 (NS - 5 planes are in flight); the one barrier at
+// the top of each plane frees the stage of plane p-5 for plane p+NS-5 and the ring slot the next
+// plane writes. Nothing is reordered: laplacian8 through accessors and leapfrog, as the CPU.
+// Single steps (several subdomains, the CPML, free surfaces) are semi_tma's.
+#include <cstdint>
+
+#include "kernels/cuda/block_emulation.hpp"
+#include "kernels/cuda/block_model.cuh"
+#include "kernels/cuda/cuda_check.hpp"
+#include "kernels/cuda/emulation.hpp"
+#include "kernels/cuda/registry.hpp"
+#include "kernels/cuda/tensor_map.cuh"
+#include "kernels/cuda/tti_stage.cuh"
+#include "physics/error.hpp"
+#include "physics/stencil.hpp"
+
+namespace minimod::kernels::cuda {
+namespace {
+
+constexpr int R = physics::kRadius;
+constexpr int kRing = R + 1;  // shared planes of u^{n+1}: written at c, read at c - R
+
+constexpr int round_128(int bytes) { return (bytes + 127) / 128 * 128; }
+
+template <int TK, int TJ, int RY, int NS>
+struct PairStage {
+  static_assert(R % RY == 0, "a thread's rows must not straddle the tile's edge");
+  static_assert(NS >= kRing + 1, "stages c..p are read at plane p, and one is in flight");
+  static constexpr int BX = TK + 2 * R, BY = TJ + 2 * R;  // the first step's points (the ring)
+  static constexpr int UX = BX + 2 * R, UY = BY + 2 * R;  // u^n with the ring's halo
+  static constexpr int kUBytes = UX * UY * 4;
+  static constexpr int kRingBytes = BX * BY * 4;          // one plane over the ring
+  static constexpr int kU = 0, kPrev = round_128(kUBytes), kVel = kPrev + round_128(kRingBytes),
+                       kU1 = kVel + round_128(kRingBytes);
+  static constexpr int kStageBytes = kU1 + round_128(kRingBytes);
+  static constexpr int kNextBytes = kRing * round_128(kRingBytes);  // the u^{n+1} ring
+  static constexpr int smem_bytes = NS * kStageBytes + kNextBytes + NS * 8 + 128;
+  static constexpr int threads = BX * BY / RY;
+  static_assert(smem_bytes <= 227 * 1024, "more shared memory than an H100 block may have");
+};
+
+/// The halo corner of the allocation (tensor coordinates are relative to it) and how far the
+/// first tile starts below box.lo.k (tiles on 128-B boundaries: semi_tma's map_origin).
+struct PairOrigin {
+  int i, j, k;
+  int shift;
+};
+
+/// Whether plane c of the first step has points outside the box that the block must take from
+/// u1: always for an edge block (its ring leaves the box in j or k), else past the box's i faces.
+MM_HOST_DEVICE MM_FORCE_INLINE bool takes_u1(bool edge, int c, const physics::Box3& box) {
+  return edge || c < box.lo.i || c >= box.hi().i;
+}
+
+/// Issued by thread 0: plane p into its stage (u^n; with p - R a first-step plane, that plane's
+/// u_prev, (v dt)^2 and, where needed, u1), all completing on the stage's mbarrier.
+#pragma nv_exec_check_disable
+template <int TK, int TJ, int RY, int NS, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const IsoPairArgs& a, int p, int first,
+                                                     int i_begin, int k0, int j0, bool edge, const PairOrigin& o,
+                                                     unsigned char* base, std::uint64_t* bar, const Map& map_u,
+                                                     const Map& map_prev, const Map& map_v2dt2, const Map& map_u1) {
+  using S = PairStage<TK, TJ, RY, NS>;
+  const int slot = (p - first) % NS, c = p - R;
+  unsigned char* st = base + slot * S::kStageBytes;
+  const bool first_step = c >= i_begin - R;
+  const bool u1 = first_step && takes_u1(edge, c, a.box);
+  blk.expect_bytes(bar + slot, S::kUBytes + (first_step ? 2 * S::kRingBytes : 0) + (u1 ? S::kRingBytes : 0));
+  blk.copy_3d(st + S::kU, map_u, k0 - 2 * R - o.k, j0 - 2 * R - o.j, p - o.i, bar + slot);
+  if (first_step) {
+    blk.copy_3d(st + S::kPrev, map_prev, k0 - R - o.k, j0 - R - o.j, c - o.i, bar + slot);
+    blk.copy_3d(st + S::kVel, map_v2dt2, k0 - R - o.k, j0 - R - o.j, c - o.i, bar + slot);
+  }
+  if (u1) blk.copy_3d(st + S::kU1, map_u1, k0 - R - o.k, j0 - R - o.j, c - o.i, bar + slot);
+}
+
+/// One block's sweep, written against block_model.cuh (DeviceBlock on the GPU, HostBlock in the
+/// emulation); `raw` its dynamic shared memory (PairStage::smem_bytes).
+#pragma nv_exec_check_disable
+template <int TK, int TJ, int RY, int NS, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPairArgs& a, const Map& map_u,
+                                                   const Map& map_prev, const Map& map_v2dt2, const Map& map_u1,
+                                                   PairOrigin o, int chunk, unsigned char* raw) {
+  using S = PairStage<TK, TJ, RY, NS>;
+  unsigned char* const base = align_128(raw);
+  float* const next_ring = reinterpret_cast<float*>(base + NS * S::kStageBytes);
+  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(base + NS * S::kStageBytes + S::kNextBytes);
+
+  const int tx = blk.tx, ty = blk.ty, tid = ty * S::BX + tx;
+  const physics::Index3 lo = a.box.lo, hi = a.box.hi();
+  const int k0 = lo.k - o.shift + blk.bx * TK, j0 = lo.j + blk.by * TJ;  // the output tile's corner
+  const int i_begin = lo.i + blk.bz * chunk;
+  const int i_end = i_begin + chunk < hi.i ? i_begin + chunk : hi.i;
+  const int first = i_begin - 2 * R, last = i_end + 2 * R;  // u^n planes streamed: [first, last)
+  const bool edge = k0 - R < lo.k || k0 + TK + R > hi.k || j0 - R < lo.j || j0 + TJ + R > hi.j;
+
+  // This thread's column k and rows j = j0 - R + jr, jr = ty*RY + r (ring coordinates).
+  const int k = k0 - R + tx, jr0 = ty * RY;
+  const bool k_in = k >= lo.k && k < hi.k;
+  const bool tile_k = tx >= R && tx < S::BX - R, tile_rows = jr0 >= R && jr0 < S::BY - R;
+  bool col_in[RY], writes[RY];
+  std::int64_t at[RY];  // offset of (0, j, k) in the shared layout
+#pragma unroll
+  for (int r = 0; r < RY; ++r) {
+    const int j = j0 - R + jr0 + r;
+    col_in[r] = k_in && j >= lo.j && j < hi.j;
+    writes[r] = tile_k && tile_rows && col_in[r];
+    at[r] = a.u1.offset(0, j, k);
+  }
+  const std::int64_t sx = a.u1.sx;
+
+  if (tid == 0) {
+    for (int s = 0; s < NS; ++s) blk.mbarrier_init(bar + s, 1);
+    blk.fence_init();
+  }
+  blk.sync();
+  constexpr int D = NS - kRing;  // planes in flight
+  if (tid == 0)
+    for (int q = first; q < first + D && q < last; ++q)
+      stage_pair_plane<TK, TJ, RY, NS>(blk, a, q, first, i_begin, k0, j0, edge, o, base, bar, map_u, map_prev,
+                                       map_v2dt2, map_u1);
+
+  float qa[RY][2 * R + 1] = {}, qb[RY][2 * R + 1] = {};  // u^n(c-4 .. c+4), u^{n+1}(c-8 .. c)
+  for (int p = first; p < last; ++p) {
+    const int n = p - first, c = p - R, c2 = c - R;
+    blk.sync();  // plane p-1 is done: the stage of plane p-5 and ring slot c % 5 may be refilled
+    if (tid == 0 && p + D < last) {
+      blk.fence_proxy();
+      stage_pair_plane<TK, TJ, RY, NS>(blk, a, p + D, first, i_begin, k0, j0, edge, o, base, bar, map_u, map_prev,
+                                       map_v2dt2, map_u1);
+    }
+    blk.wait(bar + n % NS, static_cast<unsigned>(n / NS) & 1u);
+    const unsigned char* head = base + (n % NS) * S::kStageBytes;
+    const float* u_head = reinterpret_cast<const float*>(head + S::kU);
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+#pragma unroll
+      for (int m = 0; m < 2 * R; ++m) qa[r][m] = qa[r][m + 1];
+      qa[r][2 * R] = u_head[(jr0 + r + R) * S::UX + tx + R];
+    }
+    if (c < i_begin - R) continue;  // block-uniform: the queue is still filling
+
+    // First step at plane c, every thread.
+    const unsigned char* mid = base + ((n - R) % NS) * S::kStageBytes;  // the stage of plane c
+    const float* u_mid = reinterpret_cast<const float*>(mid + S::kU);
+    const float* prev = reinterpret_cast<const float*>(head + S::kPrev);
+    const float* vel = reinterpret_cast<const float*>(head + S::kVel);
+    const float* u1_given = reinterpret_cast<const float*>(head + S::kU1);
+    float* const ring_c = next_ring + (c - first) % kRing * (S::BX * S::BY);
+    const bool computed_plane = c >= lo.i && c < hi.i;
+    const bool given = takes_u1(edge, c, a.box);
+    const bool own_plane = c >= i_begin && c < i_end;
+    float col[RY + 2 * R];  // u^n(c) of this column, rows jr0 - 4 .. jr0 + RY + 3
+#pragma unroll
+    for (int m = 0; m < RY + 2 * R; ++m) col[m] = u_mid[(jr0 + m) * S::UX + tx + R];
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      const int e = (jr0 + r) * S::BX + tx;
+      float u1 = 0.0f;
+      if (computed_plane && col_in[r]) {
+        const float* row = u_mid + (jr0 + r + R) * S::UX + tx + R;
+        const auto at_n = [&qa, &col, row, r](int di, int dj, int dk) {
+          if (di != 0) return qa[r][R + di];
+          if (dj != 0) return col[r + R + dj];
+          return row[dk];
+        };
+        u1 = physics::leapfrog(prev[e], qa[r][R], vel[e], physics::laplacian8(at_n, a.laplacian));
+        if (writes[r] && own_plane) a.u1.origin[at[r] + c * sx] = u1;
+      } else if (given) {
+        u1 = u1_given[e];
+      }
+      ring_c[e] = u1;
+#pragma unroll
+      for (int m = 0; m < 2 * R; ++m) qb[r][m] = qb[r][m + 1];
+      qb[r][2 * R] = u1;
+    }
+
+    // Second step at plane c2, the tile's threads.
+    if (c2 < i_begin || !(tile_k && tile_rows)) continue;
+    const float* ring_c2 = next_ring + (c2 - first) % kRing * (S::BX * S::BY);
+    const float* vel_c2 = reinterpret_cast<const float*>(mid + S::kVel);
+#pragma unroll
+    for (int r = 0; r < RY; ++r) {
+      if (!writes[r]) continue;
+      const int e = (jr0 + r) * S::BX + tx;
+      const auto at_n1 = [&qb, ring_c2, e, r](int di, int dj, int dk) {
+        if (di != 0) return qb[r][R + di];
+        return ring_c2[e + dj * S::BX + dk];
+      };
+      a.u2.origin[at[r] + c2 * sx] =
+          physics::leapfrog(qa[r][0], qb[r][R], vel_c2[e], physics::laplacian8(at_n1, a.laplacian));
+    }
+  }
+}
+
+template <int TK, int TJ, int RY, int NS>
+__global__ void __launch_bounds__(PairStage<TK, TJ, RY, NS>::threads, 1)
+    temporal_tma_iso(IsoPairArgs a, const __grid_constant__ CUtensorMap map_u,
+                     const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
+                     const __grid_constant__ CUtensorMap map_u1, PairOrigin o, int chunk) {
+  extern __shared__ unsigned char temporal_tma_raw[];
+  pair_tma_block<TK, TJ, RY, NS>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, map_u1, o, chunk, temporal_tma_raw);
+}
+
+// --- host side ----------------------------------------------------------------------------------
+
+struct Variant {
+  int x, y;
+  const void* kernel;
+  void (*launch)(const IsoPairArgs&, int, cudaStream_t);
+  void (*emulate)(const IsoPairArgs&, int);
+  int smem_bytes;
+};
+
+PairOrigin pair_origin(const IsoPairArgs& a) {
+  const physics::Box3& alloc = a.u.box;
+  return {alloc.lo.i, alloc.lo.j, alloc.lo.k, tile_row_shift(a.box, alloc)};
+}
+
+template <int TK, int TJ>
+dim3 pair_grid(const IsoPairArgs& a, const PairOrigin& o, int chunk) {
+  return dim3(ceil_div(a.box.n.k + o.shift, TK), ceil_div(a.box.n.j, TJ), ceil_div(a.box.n.i, chunk));
+}
+
+template <int TK, int TJ, int RY, int NS>
+void launch_kernel(const IsoPairArgs& a, int chunk, cudaStream_t s) {
+  using S = PairStage<TK, TJ, RY, NS>;
+  constexpr auto kernel = &temporal_tma_iso<TK, TJ, RY, NS>;
+  ensure_smem_limit<kernel>(S::smem_bytes);
+  const PairOrigin o = pair_origin(a);
+  const CUtensorMap mu = tensor_map(a.u, S::UX, S::UY);
+  const CUtensorMap mp = tensor_map(a.u_prev, S::BX, S::BY);
+  const CUtensorMap mv = tensor_map(a.v2dt2, S::BX, S::BY);
+  const CUtensorMap m1 = tensor_map(a.u1, S::BX, S::BY);
+  kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::BX, S::BY / RY, 1), S::smem_bytes, s>>>(a, mu, mp, mv, m1, o,
+                                                                                          chunk);
+}
+
+/// The same block body on host threads over host arrays (block_emulation.hpp), with the grid,
+/// shared memory and tensor-map boxes of launch_kernel.
+template <int TK, int TJ, int RY, int NS>
+void emulate_kernel(const IsoPairArgs& a, int chunk) {
+  using S = PairStage<TK, TJ, RY, NS>;
+  const PairOrigin o = pair_origin(a);
+  const HostTensorMap mu = HostTensorMap::of(a.u, S::UX, S::UY);
+  const HostTensorMap mp = HostTensorMap::of(a.u_prev, S::BX, S::BY);
+  const HostTensorMap mv = HostTensorMap::of(a.v2dt2, S::BX, S::BY);
+  const HostTensorMap m1 = HostTensorMap::of(a.u1, S::BX, S::BY);
+  const dim3 g = pair_grid<TK, TJ>(a, o, chunk);
+  const int grid[3] = {static_cast<int>(g.x), static_cast<int>(g.y), static_cast<int>(g.z)};
+  emulate_grid(grid, S::BX, S::BY / RY, S::smem_bytes, [&](HostBlock& blk, unsigned char* raw) {
+    pair_tma_block<TK, TJ, RY, NS>(blk, a, mu, mp, mv, m1, o, chunk, raw);
+  });
+}
+
+template <int TK, int TJ, int RY, int NS>
+constexpr Variant variant() {
+  return {TK, TJ, reinterpret_cast<const void*>(&temporal_tma_iso<TK, TJ, RY, NS>), &launch_kernel<TK, TJ, RY, NS>,
+          &emulate_kernel<TK, TJ, RY, NS>, PairStage<TK, TJ, RY, NS>::smem_bytes};
+}
+
+// (k, j) output tiles; RY rows per thread.
+const Variant kVariants[] = {variant<32, 16, 1, 7>(), variant<32, 8, 1, 7>(), variant<32, 16, 2, 7>(),
+                             variant<32, 24, 2, 7>(), variant<64, 16, 2, 6>()};
+
+const Variant& find(const Tile& t) { return find_chunked_variant(kVariants, t, "temporal_tma"); }
+
+bool pair_layout_ok(const IsoPairArgs& a) {
+  const auto same = [&a](std::int64_t sx, std::int64_t sy) { return sx == a.u.sx && sy == a.u.sy; };
+  return same(a.u_prev.sx, a.u_prev.sy) && same(a.u1.sx, a.u1.sy) && same(a.u2.sx, a.u2.sy) &&
+         same(a.v2dt2.sx, a.v2dt2.sy) && a.u.box == a.u1.box;
+}
+
+void launch_pair(const IsoPairArgs& a, const Tile& t, cudaStream_t s) {
+  const Variant& v = find(t);
+  if (a.box.empty()) return;
+  if (!pair_layout_ok(a)) throw Error("temporal_tma: u_prev, u, u1, u2 and v2dt2 must share one layout");
+  if (!has_tensor_copies()) throw Error("temporal_tma: needs the tensor copy engine of sm_90 (Hopper) or newer");
+  v.launch(a, t.z, s);
+}
+
+/// Single steps: semi_tma's default tile.
+void launch_single(const IsoStepArgs& a, const Tile&, cudaStream_t s) {
+  static const KernelFamily& f = find_family("semi_tma", PropagatorKind::acoustic_iso);  // looked up once
+  f.launch(a, f.tunables.front(), s);
+}
+
+cudaFuncAttributes attributes(const Tile& t) {
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, find(t).kernel) != cudaSuccess) {
+    cudaGetLastError();
+    attr = cudaFuncAttributes{};
+  }
+  return attr;
+}
+
+int dynamic_smem(const Tile& t) { return find(t).smem_bytes; }
+
+KernelFamily family() {
+  KernelFamily f;
+  f.name = "temporal_tma";
+  f.propagators = {PropagatorKind::acoustic_iso};
+  f.tunables = {{32, 16, 256}, {32, 16, 1000}, {32, 8, 256}, {32, 24, 256}, {64, 16, 256}};
+  f.launch = &launch_single;
+  f.launch_pair = &launch_pair;
+  f.description = "2 time steps per sweep with tensor-copy (TMA) plane staging, one barrier a plane; sm_90+";
+  f.attributes = &attributes;
+  f.dynamic_smem = &dynamic_smem;
+  f.unverified = true;  // written without a GPU: not timed by `auto` until checked on one
+  return f;
+}
+
+const bool kRegistered = register_family(family());
+
+}  // namespace
+
+void emulate_temporal_tma(const IsoPairArgs& a, const Tile& t) {
+  const Variant& v = find(t);
+  if (!a.box.empty()) v.emulate(a, t.z);
+}
+
+}  // namespace minimod::kernels::cuda
