@@ -286,8 +286,8 @@ constexpr Variant variant() {
 }
 
 // (k, j) output tiles; RY rows per thread.
-const Variant kVariants[] = {variant<32, 16, 1, 7>(), variant<32, 8, 1, 7>(), variant<32, 16, 2, 7>(),
-                             variant<32, 24, 2, 7>(), variant<64, 16, 2, 6>()};
+const Variant kVariants[] = {variant<32, 16, 1, 7>(), variant<32, 8, 1, 7>(), variant<32, 24, 2, 7>(),
+                             variant<64, 16, 2, 6>()};
 
 const Variant& find(const Tile& t) { return find_chunked_variant(kVariants, t, "temporal_tma"); }
 
