@@ -48,19 +48,29 @@ constexpr int kRing = R + 1;  // shared planes of u^{n+1}: written at c, read at
 
 constexpr int round_128(int bytes) { return (bytes + 127) / 128 * 128; }
 
-template <int TK, int TJ, int RY, int NS>
+/// Shared memory of a block: three rings, one mbarrier per plane of the first.
+///  * NU = 5 + D planes of u^n over the ring with its halo (U): planes c .. p are read at plane p,
+///    D more are in flight;
+///  * NH = D + 1 head stages: u_prev, (v dt)^2 and u1 of plane c over the ring (the first step's),
+///    and (v dt)^2 of plane c2 over the tile (the second step's), read at plane p only;
+///  * 5 planes of u^{n+1} over the ring: written at c, read at c + 4.
+template <int TK, int TJ, int RY, int D>
 struct PairStage {
   static_assert(R % RY == 0, "a thread's rows must not straddle the tile's edge");
-  static_assert(NS >= kRing + 1, "stages c..p are read at plane p, and one is in flight");
+  static_assert(D >= 1, "at least one plane in flight");
+  static constexpr int NU = kRing + D, NH = D + 1;
   static constexpr int BX = TK + 2 * R, BY = TJ + 2 * R;  // the first step's points (the ring)
   static constexpr int UX = BX + 2 * R, UY = BY + 2 * R;  // u^n with the ring's halo
   static constexpr int kUBytes = UX * UY * 4;
-  static constexpr int kRingBytes = BX * BY * 4;          // one plane over the ring
-  static constexpr int kU = 0, kPrev = round_128(kUBytes), kVel = kPrev + round_128(kRingBytes),
-                       kU1 = kVel + round_128(kRingBytes);
-  static constexpr int kStageBytes = kU1 + round_128(kRingBytes);
-  static constexpr int kNextBytes = kRing * round_128(kRingBytes);  // the u^{n+1} ring
-  static constexpr int smem_bytes = NS * kStageBytes + kNextBytes + NS * 8 + 128;
+  static constexpr int kRingBytes = BX * BY * 4;  // one plane over the ring
+  static constexpr int kTileBytes = TK * TJ * 4;
+  static constexpr int kUSlot = round_128(kUBytes);
+  static constexpr int kPrev = 0, kVel = round_128(kRingBytes), kU1 = 2 * kVel, kVel2 = 3 * kVel;
+  static constexpr int kHSlot = kVel2 + round_128(kTileBytes);
+  static constexpr int kNextSlot = round_128(kRingBytes);
+  static constexpr int kHOffset = NU * kUSlot, kNextOffset = kHOffset + NH * kHSlot,
+                       kBarOffset = kNextOffset + kRing * kNextSlot;
+  static constexpr int smem_bytes = kBarOffset + NU * 8 + 128;
   static constexpr int threads = BX * BY / RY;
   static_assert(smem_bytes <= 227 * 1024, "more shared memory than an H100 block may have");
 };
@@ -78,39 +88,46 @@ MM_HOST_DEVICE MM_FORCE_INLINE bool takes_u1(bool edge, int c, const physics::Bo
   return edge || c < box.lo.i || c >= box.hi().i;
 }
 
-/// Issued by thread 0: plane p into its stage (u^n; with p - R a first-step plane, that plane's
-/// u_prev, (v dt)^2 and, where needed, u1), all completing on the stage's mbarrier.
+/// Issued by thread 0: plane p (n = p - first) into its U slot and head stage: u^n(p); with
+/// c = p - R a first-step plane, u_prev, (v dt)^2 and, where needed, u1 of plane c; with c2 =
+/// p - 2R an output plane, (v dt)^2 of plane c2 over the tile. All complete on the U slot's mbarrier.
 #pragma nv_exec_check_disable
-template <int TK, int TJ, int RY, int NS, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const IsoPairArgs& a, int p, int first,
+template <int TK, int TJ, int RY, int D, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const IsoPairArgs& a, int p, int n,
                                                      int i_begin, int k0, int j0, bool edge, const PairOrigin& o,
-                                                     unsigned char* base, std::uint64_t* bar, const Map& map_u,
-                                                     const Map& map_prev, const Map& map_v2dt2, const Map& map_u1) {
-  using S = PairStage<TK, TJ, RY, NS>;
-  const int slot = (p - first) % NS, c = p - R;
-  unsigned char* st = base + slot * S::kStageBytes;
-  const bool first_step = c >= i_begin - R;
+                                                     unsigned char* base, const Map& map_u, const Map& map_prev,
+                                                     const Map& map_v2dt2, const Map& map_u1, const Map& map_vel2) {
+  using S = PairStage<TK, TJ, RY, D>;
+  std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(base + S::kBarOffset) + n % S::NU;
+  unsigned char* u = base + (n % S::NU) * S::kUSlot;
+  unsigned char* h = base + S::kHOffset + (n % S::NH) * S::kHSlot;
+  const int c = p - R, c2 = c - R;
+  const bool first_step = c >= i_begin - R, second_step = c2 >= i_begin;
   const bool u1 = first_step && takes_u1(edge, c, a.box);
-  blk.expect_bytes(bar + slot, S::kUBytes + (first_step ? 2 * S::kRingBytes : 0) + (u1 ? S::kRingBytes : 0));
-  blk.copy_3d(st + S::kU, map_u, k0 - 2 * R - o.k, j0 - 2 * R - o.j, p - o.i, bar + slot);
+  blk.expect_bytes(bar, S::kUBytes + (first_step ? 2 * S::kRingBytes : 0) + (u1 ? S::kRingBytes : 0) +
+                            (second_step ? S::kTileBytes : 0));
+  blk.copy_3d(u, map_u, k0 - 2 * R - o.k, j0 - 2 * R - o.j, p - o.i, bar);
   if (first_step) {
-    blk.copy_3d(st + S::kPrev, map_prev, k0 - R - o.k, j0 - R - o.j, c - o.i, bar + slot);
-    blk.copy_3d(st + S::kVel, map_v2dt2, k0 - R - o.k, j0 - R - o.j, c - o.i, bar + slot);
+    blk.copy_3d(h + S::kPrev, map_prev, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
+    blk.copy_3d(h + S::kVel, map_v2dt2, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
   }
-  if (u1) blk.copy_3d(st + S::kU1, map_u1, k0 - R - o.k, j0 - R - o.j, c - o.i, bar + slot);
+  if (u1) blk.copy_3d(h + S::kU1, map_u1, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
+  if (second_step) blk.copy_3d(h + S::kVel2, map_vel2, k0 - o.k, j0 - o.j, c2 - o.i, bar);
 }
+
+/// `x + 1` modulo `n` (x < n): the rings' slots advance by one a plane.
+MM_HOST_DEVICE MM_FORCE_INLINE int next_slot(int x, int n) { return x + 1 == n ? 0 : x + 1; }
 
 /// One block's sweep, written against block_model.cuh (DeviceBlock on the GPU, HostBlock in the
 /// emulation); `raw` its dynamic shared memory (PairStage::smem_bytes).
 #pragma nv_exec_check_disable
-template <int TK, int TJ, int RY, int NS, class Block, class Map>
+template <int TK, int TJ, int RY, int D, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPairArgs& a, const Map& map_u,
                                                    const Map& map_prev, const Map& map_v2dt2, const Map& map_u1,
-                                                   PairOrigin o, int chunk, unsigned char* raw) {
-  using S = PairStage<TK, TJ, RY, NS>;
+                                                   const Map& map_vel2, PairOrigin o, int chunk, unsigned char* raw) {
+  using S = PairStage<TK, TJ, RY, D>;
   unsigned char* const base = align_128(raw);
-  float* const next_ring = reinterpret_cast<float*>(base + NS * S::kStageBytes);
-  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(base + NS * S::kStageBytes + S::kNextBytes);
+  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(base + S::kBarOffset);
 
   const int tx = blk.tx, ty = blk.ty, tid = ty * S::BX + tx;
   const physics::Index3 lo = a.box.lo, hi = a.box.hi();
@@ -123,41 +140,52 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   // This thread's column k and rows j = j0 - R + jr, jr = ty*RY + r (ring coordinates).
   const int k = k0 - R + tx, jr0 = ty * RY;
   const bool k_in = k >= lo.k && k < hi.k;
-  const bool tile_k = tx >= R && tx < S::BX - R, tile_rows = jr0 >= R && jr0 < S::BY - R;
+  const bool tile = tx >= R && tx < S::BX - R && jr0 >= R && jr0 < S::BY - R;
   bool col_in[RY], writes[RY];
-  std::int64_t at[RY];  // offset of (0, j, k) in the shared layout
+  std::int64_t at[RY];  // offset of (0, j, k) in the fields' layout
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
     const int j = j0 - R + jr0 + r;
     col_in[r] = k_in && j >= lo.j && j < hi.j;
-    writes[r] = tile_k && tile_rows && col_in[r];
+    writes[r] = tile && col_in[r];
     at[r] = a.u1.offset(0, j, k);
   }
   const std::int64_t sx = a.u1.sx;
 
   if (tid == 0) {
-    for (int s = 0; s < NS; ++s) blk.mbarrier_init(bar + s, 1);
+    for (int s = 0; s < S::NU; ++s) blk.mbarrier_init(bar + s, 1);
     blk.fence_init();
   }
   blk.sync();
-  constexpr int D = NS - kRing;  // planes in flight
   if (tid == 0)
     for (int q = first; q < first + D && q < last; ++q)
-      stage_pair_plane<TK, TJ, RY, NS>(blk, a, q, first, i_begin, k0, j0, edge, o, base, bar, map_u, map_prev,
-                                       map_v2dt2, map_u1);
+      stage_pair_plane<TK, TJ, RY, D>(blk, a, q, q - first, i_begin, k0, j0, edge, o, base, map_u, map_prev,
+                                      map_v2dt2, map_u1, map_vel2);
 
+  // Slots of plane p (U and head), of plane c (U) and of c, c2 in the u^{n+1} ring.
+  int us = 0, hs = 0, ms = S::NU - R, rc = kRing - R;
+  unsigned parity = 0;
   float qa[RY][2 * R + 1] = {}, qb[RY][2 * R + 1] = {};  // u^n(c-4 .. c+4), u^{n+1}(c-8 .. c)
   for (int p = first; p < last; ++p) {
-    const int n = p - first, c = p - R, c2 = c - R;
-    blk.sync();  // plane p-1 is done: the stage of plane p-5 and ring slot c % 5 may be refilled
+    const int c = p - R, c2 = c - R;
+    blk.sync();  // plane p-1 is done: U slot of plane p-5, head stage of p-1, ring slot of c
     if (tid == 0 && p + D < last) {
       blk.fence_proxy();
-      stage_pair_plane<TK, TJ, RY, NS>(blk, a, p + D, first, i_begin, k0, j0, edge, o, base, bar, map_u, map_prev,
-                                       map_v2dt2, map_u1);
+      stage_pair_plane<TK, TJ, RY, D>(blk, a, p + D, p + D - first, i_begin, k0, j0, edge, o, base, map_u,
+                                      map_prev, map_v2dt2, map_u1, map_vel2);
     }
-    blk.wait(bar + n % NS, static_cast<unsigned>(n / NS) & 1u);
-    const unsigned char* head = base + (n % NS) * S::kStageBytes;
-    const float* u_head = reinterpret_cast<const float*>(head + S::kU);
+    blk.wait(bar + us, parity);
+    const float* u_head = reinterpret_cast<const float*>(base + us * S::kUSlot);
+    const float* u_mid = reinterpret_cast<const float*>(base + ms * S::kUSlot);  // plane c
+    const unsigned char* h = base + S::kHOffset + hs * S::kHSlot;
+    float* const ring_c = reinterpret_cast<float*>(base + S::kNextOffset + rc * S::kNextSlot);
+    const int rc2 = next_slot(rc, kRing);  // c2 = c - 4: the slot after c's (and the next plane's)
+    const float* ring_c2 = reinterpret_cast<const float*>(base + S::kNextOffset + rc2 * S::kNextSlot);
+    us = next_slot(us, S::NU);
+    parity ^= us == 0 ? 1u : 0u;
+    ms = next_slot(ms, S::NU);
+    hs = next_slot(hs, S::NH);
+    rc = rc2;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
 #pragma unroll
@@ -167,12 +195,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
     if (c < i_begin - R) continue;  // block-uniform: the queue is still filling
 
     // First step at plane c, every thread.
-    const unsigned char* mid = base + ((n - R) % NS) * S::kStageBytes;  // the stage of plane c
-    const float* u_mid = reinterpret_cast<const float*>(mid + S::kU);
-    const float* prev = reinterpret_cast<const float*>(head + S::kPrev);
-    const float* vel = reinterpret_cast<const float*>(head + S::kVel);
-    const float* u1_given = reinterpret_cast<const float*>(head + S::kU1);
-    float* const ring_c = next_ring + (c - first) % kRing * (S::BX * S::BY);
+    const float* prev = reinterpret_cast<const float*>(h + S::kPrev);
+    const float* vel = reinterpret_cast<const float*>(h + S::kVel);
+    const float* u1_given = reinterpret_cast<const float*>(h + S::kU1);
     const bool computed_plane = c >= lo.i && c < hi.i;
     const bool given = takes_u1(edge, c, a.box);
     const bool own_plane = c >= i_begin && c < i_end;
@@ -202,9 +227,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
     }
 
     // Second step at plane c2, the tile's threads.
-    if (c2 < i_begin || !(tile_k && tile_rows)) continue;
-    const float* ring_c2 = next_ring + (c2 - first) % kRing * (S::BX * S::BY);
-    const float* vel_c2 = reinterpret_cast<const float*>(mid + S::kVel);
+    if (c2 < i_begin || !tile) continue;
+    const float* vel2 = reinterpret_cast<const float*>(h + S::kVel2);
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
       if (!writes[r]) continue;
@@ -213,19 +237,21 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
         if (di != 0) return qb[r][R + di];
         return ring_c2[e + dj * S::BX + dk];
       };
-      a.u2.origin[at[r] + c2 * sx] =
-          physics::leapfrog(qa[r][0], qb[r][R], vel_c2[e], physics::laplacian8(at_n1, a.laplacian));
+      const float v = vel2[(jr0 + r - R) * TK + tx - R];
+      a.u2.origin[at[r] + c2 * sx] = physics::leapfrog(qa[r][0], qb[r][R], v, physics::laplacian8(at_n1, a.laplacian));
     }
   }
 }
 
-template <int TK, int TJ, int RY, int NS>
-__global__ void __launch_bounds__(PairStage<TK, TJ, RY, NS>::threads, 1)
+template <int TK, int TJ, int RY, int D>
+__global__ void __launch_bounds__(PairStage<TK, TJ, RY, D>::threads, 1)
     temporal_tma_iso(IsoPairArgs a, const __grid_constant__ CUtensorMap map_u,
                      const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
-                     const __grid_constant__ CUtensorMap map_u1, PairOrigin o, int chunk) {
+                     const __grid_constant__ CUtensorMap map_u1,
+                     const __grid_constant__ CUtensorMap map_vel2, PairOrigin o, int chunk) {
   extern __shared__ unsigned char temporal_tma_raw[];
-  pair_tma_block<TK, TJ, RY, NS>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, map_u1, o, chunk, temporal_tma_raw);
+  pair_tma_block<TK, TJ, RY, D>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, map_u1, map_vel2, o, chunk,
+                                temporal_tma_raw);
 }
 
 // --- host side ----------------------------------------------------------------------------------
@@ -248,46 +274,48 @@ dim3 pair_grid(const IsoPairArgs& a, const PairOrigin& o, int chunk) {
   return dim3(ceil_div(a.box.n.k + o.shift, TK), ceil_div(a.box.n.j, TJ), ceil_div(a.box.n.i, chunk));
 }
 
-template <int TK, int TJ, int RY, int NS>
+template <int TK, int TJ, int RY, int D>
 void launch_kernel(const IsoPairArgs& a, int chunk, cudaStream_t s) {
-  using S = PairStage<TK, TJ, RY, NS>;
-  constexpr auto kernel = &temporal_tma_iso<TK, TJ, RY, NS>;
+  using S = PairStage<TK, TJ, RY, D>;
+  constexpr auto kernel = &temporal_tma_iso<TK, TJ, RY, D>;
   ensure_smem_limit<kernel>(S::smem_bytes);
   const PairOrigin o = pair_origin(a);
   const CUtensorMap mu = tensor_map(a.u, S::UX, S::UY);
   const CUtensorMap mp = tensor_map(a.u_prev, S::BX, S::BY);
   const CUtensorMap mv = tensor_map(a.v2dt2, S::BX, S::BY);
   const CUtensorMap m1 = tensor_map(a.u1, S::BX, S::BY);
-  kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::BX, S::BY / RY, 1), S::smem_bytes, s>>>(a, mu, mp, mv, m1, o,
+  const CUtensorMap m2 = tensor_map(a.v2dt2, TK, TJ);
+  kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::BX, S::BY / RY, 1), S::smem_bytes, s>>>(a, mu, mp, mv, m1, m2, o,
                                                                                           chunk);
 }
 
 /// The same block body on host threads over host arrays (block_emulation.hpp), with the grid,
 /// shared memory and tensor-map boxes of launch_kernel.
-template <int TK, int TJ, int RY, int NS>
+template <int TK, int TJ, int RY, int D>
 void emulate_kernel(const IsoPairArgs& a, int chunk) {
-  using S = PairStage<TK, TJ, RY, NS>;
+  using S = PairStage<TK, TJ, RY, D>;
   const PairOrigin o = pair_origin(a);
   const HostTensorMap mu = HostTensorMap::of(a.u, S::UX, S::UY);
   const HostTensorMap mp = HostTensorMap::of(a.u_prev, S::BX, S::BY);
   const HostTensorMap mv = HostTensorMap::of(a.v2dt2, S::BX, S::BY);
   const HostTensorMap m1 = HostTensorMap::of(a.u1, S::BX, S::BY);
+  const HostTensorMap m2 = HostTensorMap::of(a.v2dt2, TK, TJ);
   const dim3 g = pair_grid<TK, TJ>(a, o, chunk);
   const int grid[3] = {static_cast<int>(g.x), static_cast<int>(g.y), static_cast<int>(g.z)};
   emulate_grid(grid, S::BX, S::BY / RY, S::smem_bytes, [&](HostBlock& blk, unsigned char* raw) {
-    pair_tma_block<TK, TJ, RY, NS>(blk, a, mu, mp, mv, m1, o, chunk, raw);
+    pair_tma_block<TK, TJ, RY, D>(blk, a, mu, mp, mv, m1, m2, o, chunk, raw);
   });
 }
 
-template <int TK, int TJ, int RY, int NS>
+template <int TK, int TJ, int RY, int D>
 constexpr Variant variant() {
-  return {TK, TJ, reinterpret_cast<const void*>(&temporal_tma_iso<TK, TJ, RY, NS>), &launch_kernel<TK, TJ, RY, NS>,
-          &emulate_kernel<TK, TJ, RY, NS>, PairStage<TK, TJ, RY, NS>::smem_bytes};
+  return {TK, TJ, reinterpret_cast<const void*>(&temporal_tma_iso<TK, TJ, RY, D>), &launch_kernel<TK, TJ, RY, D>,
+          &emulate_kernel<TK, TJ, RY, D>, PairStage<TK, TJ, RY, D>::smem_bytes};
 }
 
-// (k, j) output tiles; RY rows per thread.
-const Variant kVariants[] = {variant<32, 16, 1, 7>(), variant<32, 8, 1, 7>(), variant<32, 24, 2, 7>(),
-                             variant<64, 16, 2, 6>()};
+// (k, j) output tiles; RY rows per thread; D planes in flight (as many as the shared memory allows).
+const Variant kVariants[] = {variant<32, 16, 1, 4>(), variant<32, 8, 1, 4>(), variant<32, 24, 2, 4>(),
+                             variant<64, 16, 2, 3>()};
 
 const Variant& find(const Tile& t) { return find_chunked_variant(kVariants, t, "temporal_tma"); }
 
