@@ -126,7 +126,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
                                                    const Map& map_prev, const Map& map_v2dt2, const Map& map_u1,
                                                    const Map& map_vel2, PairOrigin o, int chunk, unsigned char* raw) {
   using S = PairStage<TK, TJ, RY, D>;
-  unsigned char* const base = align_128(raw);
+#ifdef __CUDA_ARCH__
+  // The kernel's shared array itself (128-B aligned, checked at launch): offsets from it fold into
+  // the shared loads' immediates. align_128 on the GPU was recomputed from the generic window each
+  // plane (~25 uniform instructions a warp and plane, Nsight Compute's SASS counts at 7e43627).
+  unsigned char* const base = raw;
+#else
+  unsigned char* const base = align_128(raw);  // the emulation's buffer
+#endif
   std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(base + S::kBarOffset);
 
   const int tx = blk.tx, ty = blk.ty, tid = ty * S::BX + tx;
@@ -142,15 +149,17 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   const bool k_in = k >= lo.k && k < hi.k;
   const bool tile = tx >= R && tx < S::BX - R && jr0 >= R && jr0 < S::BY - R;
   bool col_in[RY], writes[RY];
-  std::int64_t at[RY];  // offset of (0, j, k) in the fields' layout
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
     const int j = j0 - R + jr0 + r;
     col_in[r] = k_in && j >= lo.j && j < hi.j;
     writes[r] = tile && col_in[r];
-    at[r] = a.u1.offset(0, j, k);
   }
-  const std::int64_t sx = a.u1.sx;
+  // The outputs' addresses: this thread's column (plane 0, first row) plus a block-uniform offset
+  // (plane and row), one 64-bit add per store instead of the offset formula per store.
+  const std::int64_t col_offset = a.u1.offset(0, j0 - R + jr0, k), sx = a.u1.sx, sy = a.u1.sy;
+  float* const u1_col = a.u1.origin + col_offset;
+  float* const u2_col = a.u2.origin + col_offset;
 
   if (tid == 0) {
     for (int s = 0; s < S::NU; ++s) blk.mbarrier_init(bar + s, 1);
@@ -216,7 +225,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
           return row[dk];
         };
         u1 = physics::leapfrog(prev[e], qa[r][R], vel[e], physics::laplacian8(at_n, a.laplacian));
-        if (writes[r] && own_plane) a.u1.origin[at[r] + c * sx] = u1;
+        if (writes[r] && own_plane) u1_col[c * sx + r * sy] = u1;
       } else if (given) {
         u1 = u1_given[e];
       }
@@ -238,7 +247,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
         return ring_c2[e + dj * S::BX + dk];
       };
       const float v = vel2[(jr0 + r - R) * TK + tx - R];
-      a.u2.origin[at[r] + c2 * sx] = physics::leapfrog(qa[r][0], qb[r][R], v, physics::laplacian8(at_n1, a.laplacian));
+      u2_col[c2 * sx + r * sy] = physics::leapfrog(qa[r][0], qb[r][R], v, physics::laplacian8(at_n1, a.laplacian));
     }
   }
 }
@@ -249,7 +258,8 @@ __global__ void __launch_bounds__(PairStage<TK, TJ, RY, D>::threads, 1)
                      const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
                      const __grid_constant__ CUtensorMap map_u1,
                      const __grid_constant__ CUtensorMap map_vel2, PairOrigin o, int chunk) {
-  extern __shared__ unsigned char temporal_tma_raw[];
+  extern __shared__ __align__(128) unsigned char temporal_tma_raw[];
+  if ((smem_address(temporal_tma_raw) & 127u) != 0) __trap();  // pair_tma_block's base
   pair_tma_block<TK, TJ, RY, D>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, map_u1, map_vel2, o, chunk,
                                 temporal_tma_raw);
 }
