@@ -29,6 +29,7 @@
 // plane writes. Nothing is reordered: laplacian8 through accessors and leapfrog, as the CPU.
 // Single steps (several subdomains, the CPML, free surfaces) are semi_tma's.
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
@@ -45,6 +46,7 @@ namespace {
 
 constexpr int R = physics::kRadius;
 constexpr int kRing = R + 1;  // shared planes of u^{n+1}: written at c, read at c - R
+constexpr int kQ = 2 * R + 1;  // a column's register queue: 9 planes
 
 constexpr int round_128(int bytes) { return (bytes + 127) / 128 * 128; }
 
@@ -174,8 +176,15 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   // Slots of plane p (U and head), of plane c (U) and of c, c2 in the u^{n+1} ring.
   int us = 0, hs = 0, ms = S::NU - R, rc = kRing - R;
   unsigned parity = 0;
-  float qa[RY][2 * R + 1] = {}, qb[RY][2 * R + 1] = {};  // u^n(c-4 .. c+4), u^{n+1}(c-8 .. c)
-  for (int p = first; p < last; ++p) {
+  // The queues u^n(c-4 .. c+4) and u^{n+1}(c-8 .. c) of each row, kQ values each, with rotating
+  // names instead of shifts: at phase PH (= plane count mod kQ) logical entry m (0 the oldest) is
+  // register (m + PH) % kQ, so the plane loop is unrolled kQ times and no value moves (the shifts
+  // were ~70 register moves a point and pair, Nsight Compute at 7e43627; AN5D's fixed register
+  // allocation, notes/an5d-digest.md).
+  float qa[RY][kQ] = {}, qb[RY][kQ] = {};
+  const auto plane = [&](auto phase, int p) {
+    constexpr int PH = decltype(phase)::value;
+    const auto at_q = [](int m) { return (m + PH) % kQ; };
     const int c = p - R, c2 = c - R;
     blk.sync();  // plane p-1 is done: U slot of plane p-5, head stage of p-1, ring slot of c
     if (tid == 0 && p + D < last) {
@@ -197,11 +206,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
     rc = rc2;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
-#pragma unroll
-      for (int m = 0; m < 2 * R; ++m) qa[r][m] = qa[r][m + 1];
-      qa[r][2 * R] = u_head[(jr0 + r + R) * S::UX + tx + R];
+      qa[r][at_q(2 * R)] = u_head[(jr0 + r + R) * S::UX + tx + R];
+      qb[r][at_q(2 * R)] = 0.0f;  // u^{n+1}(c), set below once c is a first-step plane
     }
-    if (c < i_begin - R) continue;  // block-uniform: the queue is still filling
+    if (c < i_begin - R) return;  // block-uniform: the queue is still filling
 
     // First step at plane c, every thread.
     const float* prev = reinterpret_cast<const float*>(h + S::kPrev);
@@ -219,37 +227,48 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
       float u1 = 0.0f;
       if (computed_plane && col_in[r]) {
         const float* row = u_mid + (jr0 + r + R) * S::UX + tx + R;
-        const auto at_n = [&qa, &col, row, r](int di, int dj, int dk) {
-          if (di != 0) return qa[r][R + di];
+        const auto at_n = [&qa, &col, &at_q, row, r](int di, int dj, int dk) {
+          if (di != 0) return qa[r][at_q(R + di)];
           if (dj != 0) return col[r + R + dj];
           return row[dk];
         };
-        u1 = physics::leapfrog(prev[e], qa[r][R], vel[e], physics::laplacian8(at_n, a.laplacian));
+        u1 = physics::leapfrog(prev[e], qa[r][at_q(R)], vel[e], physics::laplacian8(at_n, a.laplacian));
         if (writes[r] && own_plane) u1_col[c * sx + r * sy] = u1;
       } else if (given) {
         u1 = u1_given[e];
       }
       ring_c[e] = u1;
-#pragma unroll
-      for (int m = 0; m < 2 * R; ++m) qb[r][m] = qb[r][m + 1];
-      qb[r][2 * R] = u1;
+      qb[r][at_q(2 * R)] = u1;
     }
 
     // Second step at plane c2, the tile's threads.
-    if (c2 < i_begin || !tile) continue;
+    if (c2 < i_begin || !tile) return;
     const float* vel2 = reinterpret_cast<const float*>(h + S::kVel2);
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
       if (!writes[r]) continue;
       const int e = (jr0 + r) * S::BX + tx;
-      const auto at_n1 = [&qb, ring_c2, e, r](int di, int dj, int dk) {
-        if (di != 0) return qb[r][R + di];
+      const auto at_n1 = [&qb, &at_q, ring_c2, e, r](int di, int dj, int dk) {
+        if (di != 0) return qb[r][at_q(R + di)];
         return ring_c2[e + dj * S::BX + dk];
       };
       const float v = vel2[(jr0 + r - R) * TK + tx - R];
-      u2_col[c2 * sx + r * sy] = physics::leapfrog(qa[r][0], qb[r][R], v, physics::laplacian8(at_n1, a.laplacian));
+      u2_col[c2 * sx + r * sy] =
+          physics::leapfrog(qa[r][at_q(0)], qb[r][at_q(R)], v, physics::laplacian8(at_n1, a.laplacian));
     }
+  };
+  for (int p = first; p < last; p += kQ) {  // kQ planes with the names of phases 0 .. kQ-1
+    plane(std::integral_constant<int, 0>(), p);
+    if (p + 1 < last) plane(std::integral_constant<int, 1>(), p + 1);
+    if (p + 2 < last) plane(std::integral_constant<int, 2>(), p + 2);
+    if (p + 3 < last) plane(std::integral_constant<int, 3>(), p + 3);
+    if (p + 4 < last) plane(std::integral_constant<int, 4>(), p + 4);
+    if (p + 5 < last) plane(std::integral_constant<int, 5>(), p + 5);
+    if (p + 6 < last) plane(std::integral_constant<int, 6>(), p + 6);
+    if (p + 7 < last) plane(std::integral_constant<int, 7>(), p + 7);
+    if (p + 8 < last) plane(std::integral_constant<int, 8>(), p + 8);
   }
+  static_assert(kQ == 9, "the loop above names kQ phases");
 }
 
 template <int TK, int TJ, int RY, int D>
@@ -325,7 +344,7 @@ constexpr Variant variant() {
 
 // (k, j) output tiles; RY rows per thread; D planes in flight (as many as the shared memory allows).
 const Variant kVariants[] = {variant<32, 16, 1, 4>(), variant<32, 8, 1, 4>(), variant<32, 24, 2, 4>(),
-                             variant<64, 16, 2, 3>()};
+                             variant<64, 16, 2, 3>(), variant<32, 32, 4, 3>()};
 
 const Variant& find(const Tile& t) { return find_chunked_variant(kVariants, t, "temporal_tma"); }
 
@@ -364,7 +383,7 @@ KernelFamily family() {
   KernelFamily f;
   f.name = "temporal_tma";
   f.propagators = {PropagatorKind::acoustic_iso};
-  f.tunables = {{32, 16, 256}, {32, 16, 1000}, {32, 8, 256}, {32, 24, 256}, {64, 16, 256}};
+  f.tunables = {{64, 16, 256}, {64, 16, 128}, {32, 32, 256}, {32, 24, 256}, {32, 16, 256}, {32, 8, 256}};
   f.launch = &launch_single;
   f.launch_pair = &launch_pair;
   f.description = "2 time steps per sweep with tensor-copy (TMA) plane staging, one barrier a plane; sm_90+";
