@@ -72,6 +72,12 @@ class HostBlockState {
     b.bytes += bytes;
     complete_if_done(b);
   }
+  void arrive(const void* bar) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Mbarrier& b = find(bar);
+    --b.pending;
+    complete_if_done(b);
+  }
   void landed(const void* bar, int bytes) {
     std::lock_guard<std::mutex> lock(mutex_);
     Mbarrier& b = find(bar);
@@ -122,6 +128,7 @@ struct HostBlock {
   void fence_init() const {}
   void fence_proxy() const {}
   void expect_bytes(std::uint64_t* bar, unsigned bytes) const { state->expect_bytes(bar, bytes); }
+  void arrive(std::uint64_t* bar) const { state->arrive(bar); }
   void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar) const {
     float* out = static_cast<float*>(dst);
     for (int z = 0; z < m.box[2]; ++z)

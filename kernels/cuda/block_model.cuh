@@ -6,6 +6,7 @@
 //   blk.fence_init()                         mbarrier inits visible to the copy engine
 //   blk.fence_proxy()                        earlier generic accesses ordered before async copies
 //   blk.expect_bytes(bar, bytes)             arrive once and announce `bytes` of copies
+//   blk.arrive(bar)                          arrive once (this thread)
 //   blk.copy_3d(dst, map, c0, c1, c2, bar)   a tensor-map box into shared memory, completing on bar
 //   blk.wait(bar, parity)                    until the phase of that parity has completed (traps
 //                                            rather than hang when it never does)
@@ -54,6 +55,9 @@ struct DeviceBlock {
   __device__ __forceinline__ void expect_bytes(std::uint64_t* bar, unsigned bytes) const {
     asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_address(bar)), "r"(bytes)
                  : "memory");
+  }
+  __device__ __forceinline__ void arrive(std::uint64_t* bar) const {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_address(bar)) : "memory");
   }
   __device__ __forceinline__ void copy_3d(void* dst, const CUtensorMap& map, int c0, int c1, int c2,
                                           std::uint64_t* bar) const {

@@ -72,7 +72,7 @@ struct PairStage {
   static constexpr int kNextSlot = round_128(kRingBytes);
   static constexpr int kHOffset = NU * kUSlot, kNextOffset = kHOffset + NH * kHSlot,
                        kBarOffset = kNextOffset + kRing * kNextSlot;
-  static constexpr int smem_bytes = kBarOffset + NU * 8 + 128;
+  static constexpr int smem_bytes = kBarOffset + (NU + 2) * 8 + 128;  // full (NU) and done (2) barriers
   static constexpr int threads = BX * BY / RY;
   static_assert(smem_bytes <= 227 * 1024, "more shared memory than an H100 block may have");
 };
@@ -163,8 +163,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   float* const u1_col = a.u1.origin + col_offset;
   float* const u2_col = a.u2.origin + col_offset;
 
+  std::uint64_t* const done = bar + S::NU;  // plane n's: every thread arrives when it is done with it
   if (tid == 0) {
     for (int s = 0; s < S::NU; ++s) blk.mbarrier_init(bar + s, 1);
+    for (int s = 0; s < 2; ++s) blk.mbarrier_init(done + s, S::threads);
     blk.fence_init();
   }
   blk.sync();
@@ -182,17 +184,18 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   // were ~70 register moves a point and pair, Nsight Compute at 7e43627; AN5D's fixed register
   // allocation, notes/an5d-digest.md).
   float qa[RY][kQ] = {}, qb[RY][kQ] = {};
+  // No block barrier: each thread arrives on `done` when it is through with plane n (n even and
+  // odd alternate between two mbarriers) and, at plane n, waits for plane n-1's completion only
+  // after its first step's loads and arithmetic: before it writes the ring slot that plane n-1's
+  // second step read, and before thread 0 refills the U slot and head stage plane n-1 read. A
+  // plane's writes to the ring are read 4 planes later, after 3 such waits. Threads may thus run
+  // up to a plane's first step apart (with __syncthreads the block barrier took 15% of the warp
+  // samples, Nsight Compute at 5ac1d46).
   const auto plane = [&](auto phase, int p) {
     constexpr int PH = decltype(phase)::value;
     const auto at_q = [](int m) { return (m + PH) % kQ; };
-    const int c = p - R, c2 = c - R;
-    blk.sync();  // plane p-1 is done: U slot of plane p-5, head stage of p-1, ring slot of c
-    if (tid == 0 && p + D < last) {
-      blk.fence_proxy();
-      stage_pair_plane<TK, TJ, RY, D>(blk, a, p + D, p + D - first, i_begin, k0, j0, edge, o, base, map_u,
-                                      map_prev, map_v2dt2, map_u1, map_vel2);
-    }
-    blk.wait(bar + us, parity);
+    const int n = p - first, c = p - R, c2 = c - R;
+    blk.wait(bar + us, parity);  // plane p's copies have landed
     const float* u_head = reinterpret_cast<const float*>(base + us * S::kUSlot);
     const float* u_mid = reinterpret_cast<const float*>(base + ms * S::kUSlot);  // plane c
     const unsigned char* h = base + S::kHOffset + hs * S::kHSlot;
@@ -209,53 +212,67 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
       qa[r][at_q(2 * R)] = u_head[(jr0 + r + R) * S::UX + tx + R];
       qb[r][at_q(2 * R)] = 0.0f;  // u^{n+1}(c), set below once c is a first-step plane
     }
-    if (c < i_begin - R) return;  // block-uniform: the queue is still filling
+    const bool first_step = c >= i_begin - R;  // block-uniform; before: the queue is still filling
 
-    // First step at plane c, every thread.
-    const float* prev = reinterpret_cast<const float*>(h + S::kPrev);
-    const float* vel = reinterpret_cast<const float*>(h + S::kVel);
-    const float* u1_given = reinterpret_cast<const float*>(h + S::kU1);
-    const bool computed_plane = c >= lo.i && c < hi.i;
-    const bool given = takes_u1(edge, c, a.box);
-    const bool own_plane = c >= i_begin && c < i_end;
-    float col[RY + 2 * R];  // u^n(c) of this column, rows jr0 - 4 .. jr0 + RY + 3
+    // First step at plane c, every thread (into registers; the ring is written below).
+    if (first_step) {
+      const float* prev = reinterpret_cast<const float*>(h + S::kPrev);
+      const float* vel = reinterpret_cast<const float*>(h + S::kVel);
+      const float* u1_given = reinterpret_cast<const float*>(h + S::kU1);
+      const bool computed_plane = c >= lo.i && c < hi.i;
+      const bool given = takes_u1(edge, c, a.box);
+      const bool own_plane = c >= i_begin && c < i_end;
+      float col[RY + 2 * R];  // u^n(c) of this column, rows jr0 - 4 .. jr0 + RY + 3
 #pragma unroll
-    for (int m = 0; m < RY + 2 * R; ++m) col[m] = u_mid[(jr0 + m) * S::UX + tx + R];
+      for (int m = 0; m < RY + 2 * R; ++m) col[m] = u_mid[(jr0 + m) * S::UX + tx + R];
 #pragma unroll
-    for (int r = 0; r < RY; ++r) {
-      const int e = (jr0 + r) * S::BX + tx;
-      float u1 = 0.0f;
-      if (computed_plane && col_in[r]) {
-        const float* row = u_mid + (jr0 + r + R) * S::UX + tx + R;
-        const auto at_n = [&qa, &col, &at_q, row, r](int di, int dj, int dk) {
-          if (di != 0) return qa[r][at_q(R + di)];
-          if (dj != 0) return col[r + R + dj];
-          return row[dk];
-        };
-        u1 = physics::leapfrog(prev[e], qa[r][at_q(R)], vel[e], physics::laplacian8(at_n, a.laplacian));
-        if (writes[r] && own_plane) u1_col[c * sx + r * sy] = u1;
-      } else if (given) {
-        u1 = u1_given[e];
+      for (int r = 0; r < RY; ++r) {
+        const int e = (jr0 + r) * S::BX + tx;
+        float u1 = 0.0f;
+        if (computed_plane && col_in[r]) {
+          const float* row = u_mid + (jr0 + r + R) * S::UX + tx + R;
+          const auto at_n = [&qa, &col, &at_q, row, r](int di, int dj, int dk) {
+            if (di != 0) return qa[r][at_q(R + di)];
+            if (dj != 0) return col[r + R + dj];
+            return row[dk];
+          };
+          u1 = physics::leapfrog(prev[e], qa[r][at_q(R)], vel[e], physics::laplacian8(at_n, a.laplacian));
+          if (writes[r] && own_plane) u1_col[c * sx + r * sy] = u1;
+        } else if (given) {
+          u1 = u1_given[e];
+        }
+        qb[r][at_q(2 * R)] = u1;
       }
-      ring_c[e] = u1;
-      qb[r][at_q(2 * R)] = u1;
+    }
+
+    if (n > 0) blk.wait(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u);  // plane n-1 done
+    if (tid == 0 && p + D < last) {  // into the U slot of plane p-5 and the head stage of p-1
+      blk.fence_proxy();
+      stage_pair_plane<TK, TJ, RY, D>(blk, a, p + D, n + D, i_begin, k0, j0, edge, o, base, map_u, map_prev,
+                                      map_v2dt2, map_u1, map_vel2);
+    }
+    if (first_step) {
+#pragma unroll
+      for (int r = 0; r < RY; ++r) ring_c[(jr0 + r) * S::BX + tx] = qb[r][at_q(2 * R)];
     }
 
     // Second step at plane c2, the tile's threads.
-    if (c2 < i_begin || !tile) return;
-    const float* vel2 = reinterpret_cast<const float*>(h + S::kVel2);
+    if (c2 >= i_begin && tile) {
+      const float* vel2 = reinterpret_cast<const float*>(h + S::kVel2);
 #pragma unroll
-    for (int r = 0; r < RY; ++r) {
-      if (!writes[r]) continue;
-      const int e = (jr0 + r) * S::BX + tx;
-      const auto at_n1 = [&qb, &at_q, ring_c2, e, r](int di, int dj, int dk) {
-        if (di != 0) return qb[r][at_q(R + di)];
-        return ring_c2[e + dj * S::BX + dk];
-      };
-      const float v = vel2[(jr0 + r - R) * TK + tx - R];
-      u2_col[c2 * sx + r * sy] =
-          physics::leapfrog(qa[r][at_q(0)], qb[r][at_q(R)], v, physics::laplacian8(at_n1, a.laplacian));
+      for (int r = 0; r < RY; ++r) {
+        if (!writes[r]) continue;
+        const int e = (jr0 + r) * S::BX + tx;
+        const auto at_n1 = [&qb, &at_q, ring_c2, e, r](int di, int dj, int dk) {
+          if (di != 0) return qb[r][at_q(R + di)];
+          return ring_c2[e + dj * S::BX + dk];
+        };
+        const float v = vel2[(jr0 + r - R) * TK + tx - R];
+        u2_col[c2 * sx + r * sy] =
+            physics::leapfrog(qa[r][at_q(0)], qb[r][at_q(R)], v, physics::laplacian8(at_n1, a.laplacian));
+      }
     }
+    blk.arrive(done + (n & 1));
   };
   for (int p = first; p < last; p += kQ) {  // kQ planes with the names of phases 0 .. kQ-1
     plane(std::integral_constant<int, 0>(), p);
