@@ -117,6 +117,26 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const Iso
   if (second_step) blk.copy_3d(h + S::kVel2, map_vel2, k0 - o.k, j0 - o.j, c2 - o.i, bar);
 }
 
+/// The Laplacian's weights held in registers for the whole sweep where the block leaves room for
+/// them (`pin`): on the GPU each passes through an opaque move, so the compiler cannot reload it
+/// from the constant bank at every use (~27 uniform loads a point and pair at 5ac1d46).
+MM_HOST_DEVICE MM_FORCE_INLINE physics::LaplacianCoeffs weights_in_registers(physics::LaplacianCoeffs c, bool pin) {
+#ifdef __CUDA_ARCH__
+  const auto keep = [](float& x) { asm volatile("mov.b32 %0, %0;" : "+f"(x)); };
+  if (pin) {
+    keep(c.c0);
+    for (int m = 0; m < R; ++m) {
+      keep(c.cx[m]);
+      keep(c.cy[m]);
+      keep(c.cz[m]);
+    }
+  }
+#else
+  (void)pin;
+#endif
+  return c;
+}
+
 /// `x + 1` modulo `n` (x < n): the rings' slots advance by one a plane.
 MM_HOST_DEVICE MM_FORCE_INLINE int next_slot(int x, int n) { return x + 1 == n ? 0 : x + 1; }
 
@@ -162,6 +182,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   const std::int64_t col_offset = a.u1.offset(0, j0 - R + jr0, k), sx = a.u1.sx, sy = a.u1.sy;
   float* const u1_col = a.u1.origin + col_offset;
   float* const u2_col = a.u2.origin + col_offset;
+  const physics::LaplacianCoeffs lap = weights_in_registers(a.laplacian, S::threads <= 640);  // <= 96 registers
 
   std::uint64_t* const done = bar + S::NU;  // plane n's: every thread arrives when it is done with it
   if (tid == 0) {
@@ -227,21 +248,19 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
       for (int m = 0; m < RY + 2 * R; ++m) col[m] = u_mid[(jr0 + m) * S::UX + tx + R];
 #pragma unroll
       for (int r = 0; r < RY; ++r) {
+        // Computed at every point without a branch; where the box does not reach (edge blocks,
+        // planes past its i faces) the staged u1 replaces it (`given` holds there).
         const int e = (jr0 + r) * S::BX + tx;
-        float u1 = 0.0f;
-        if (computed_plane && col_in[r]) {
-          const float* row = u_mid + (jr0 + r + R) * S::UX + tx + R;
-          const auto at_n = [&qa, &col, &at_q, row, r](int di, int dj, int dk) {
-            if (di != 0) return qa[r][at_q(R + di)];
-            if (dj != 0) return col[r + R + dj];
-            return row[dk];
-          };
-          u1 = physics::leapfrog(prev[e], qa[r][at_q(R)], vel[e], physics::laplacian8(at_n, a.laplacian));
-          if (writes[r] && own_plane) u1_col[c * sx + r * sy] = u1;
-        } else if (given) {
-          u1 = u1_given[e];
-        }
-        qb[r][at_q(2 * R)] = u1;
+        const float* row = u_mid + (jr0 + r + R) * S::UX + tx + R;
+        const auto at_n = [&qa, &col, &at_q, row, r](int di, int dj, int dk) {
+          if (di != 0) return qa[r][at_q(R + di)];
+          if (dj != 0) return col[r + R + dj];
+          return row[dk];
+        };
+        const float u1 = physics::leapfrog(prev[e], qa[r][at_q(R)], vel[e], physics::laplacian8(at_n, lap));
+        const bool computed = computed_plane && col_in[r];
+        if (computed && writes[r] && own_plane) u1_col[c * sx + r * sy] = u1;
+        qb[r][at_q(2 * R)] = computed || !given ? u1 : u1_given[e];
       }
     }
 
@@ -261,15 +280,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
       const float* vel2 = reinterpret_cast<const float*>(h + S::kVel2);
 #pragma unroll
       for (int r = 0; r < RY; ++r) {
-        if (!writes[r]) continue;
         const int e = (jr0 + r) * S::BX + tx;
         const auto at_n1 = [&qb, &at_q, ring_c2, e, r](int di, int dj, int dk) {
           if (di != 0) return qb[r][at_q(R + di)];
           return ring_c2[e + dj * S::BX + dk];
         };
         const float v = vel2[(jr0 + r - R) * TK + tx - R];
-        u2_col[c2 * sx + r * sy] =
-            physics::leapfrog(qa[r][at_q(0)], qb[r][at_q(R)], v, physics::laplacian8(at_n1, a.laplacian));
+        const float u2 = physics::leapfrog(qa[r][at_q(0)], qb[r][at_q(R)], v, physics::laplacian8(at_n1, lap));
+        if (writes[r]) u2_col[c2 * sx + r * sy] = u2;
       }
     }
     blk.arrive(done + (n & 1));
