@@ -290,13 +290,13 @@ TEST(AutotuneCandidates, EveryVerifiedFamilyAndNoUnverifiedOneIsTimed) {
 // silently drop them from `auto`.
 TEST(AutotuneCandidates, FamiliesVerifiedOnAGpuStayCandidates) {
   for (const char* name : {"gmem", "smem", "streaming", "semi", "semi_sync", "swic", "semi_tma", "semi_tma_fused",
-                           "semi_tma_mixed", "temporal"}) {
+                           "semi_tma_mixed", "temporal", "temporal_tma"}) {
     const auto& f = cuda::find_family(name, cuda::PropagatorKind::acoustic_iso);
     const std::string s = name;
     EXPECT_FALSE(f.unverified) << name;
     EXPECT_NE(f.attributes, nullptr) << name;
     EXPECT_EQ(f.fuses_minimod_layer, s == "semi_tma_fused" || s == "semi_tma_mixed") << name;
-    EXPECT_EQ(f.launch_pair != nullptr, s == "temporal") << name;
+    EXPECT_EQ(f.launch_pair != nullptr, s == "temporal" || s == "temporal_tma") << name;
   }
   for (const char* name : {"gmem", "smem", "semi", "semi_sync", "swic", "swic_split"}) {
     const auto& f = cuda::find_family(name, cuda::PropagatorKind::acoustic_tti);
