@@ -63,6 +63,13 @@ inline bool shares_layout(const IsoStepArgs& a) {
          a.v2dt2.sy == a.u.sy;
 }
 
+/// The same for the two-step families' five views (strides and box: one offset and one tensor-map
+/// origin serve them all).
+inline bool shares_layout(const IsoPairArgs& a) {
+  const auto same = [&a](const auto& v) { return v.sx == a.u.sx && v.sy == a.u.sy && v.box == a.u.box; };
+  return same(a.u_prev) && same(a.u1) && same(a.u2) && same(a.v2dt2);
+}
+
 struct KernelFamily {
   std::string name;                      // the config value (execution.kernel)
   std::vector<PropagatorKind> propagators;   // what it implements
@@ -112,6 +119,24 @@ bool register_family(KernelFamily family);
 const std::vector<KernelFamily>& families();
 /// The family of that name that implements the propagator; ConfigError listing those that do.
 const KernelFamily& find_family(const std::string& name, PropagatorKind propagator);
+
+/// The single steps of the two-step families (several subdomains, the CPML, free surfaces, a
+/// run's odd last step): semi_tma's default tile (looked up once).
+inline void launch_single_by_semi_tma(const IsoStepArgs& a, const Tile&, cudaStream_t s) {
+  static const KernelFamily& f = find_family("semi_tma", PropagatorKind::acoustic_iso);
+  f.launch(a, f.tunables.front(), s);
+}
+
+/// Registers and static shared memory of `kernel`; zeros where no GPU driver answers (the
+/// registry's tables on a machine without one).
+inline cudaFuncAttributes kernel_attributes(const void* kernel) {
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) {
+    cudaGetLastError();
+    attr = cudaFuncAttributes{};
+  }
+  return attr;
+}
 
 /// "family" or "family:XxYxZ" of that propagator: the family and the tile (its default without
 /// one). ConfigError for an unknown family or a malformed tile; each launch checks its shapes.

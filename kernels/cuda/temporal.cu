@@ -206,35 +206,18 @@ const Variant kVariants[] = {variant<32, 16>(), variant<32, 8>()};
 
 const Variant& find(const Tile& t) { return find_chunked_variant(kVariants, t, "temporal"); }
 
-bool pair_layout_ok(const IsoPairArgs& a) {
-  const auto same = [&a](std::int64_t sx, std::int64_t sy) { return sx == a.u.sx && sy == a.u.sy; };
-  return same(a.u_prev.sx, a.u_prev.sy) && same(a.u1.sx, a.u1.sy) && same(a.u2.sx, a.u2.sy) &&
-         same(a.v2dt2.sx, a.v2dt2.sy);
-}
-
 void launch_pair(const IsoPairArgs& a, const Tile& t, cudaStream_t s) {
   const Variant& v = find(t);
   if (a.box.empty()) return;
-  if (!pair_layout_ok(a)) throw Error("temporal: u_prev, u, u1, u2 and v2dt2 must share one layout");
+  if (!shares_layout(a)) throw Error("temporal: u_prev, u, u1, u2 and v2dt2 must share one layout");
   static_assert(PairShape<32, 16>::smem_bytes <= 48 * 1024, "static launch without opt-in");
   const dim3 block(t.x + 2 * R, t.y + 2 * R, 1);
   const dim3 grid(ceil_div(a.box.n.k, t.x), ceil_div(a.box.n.j, t.y), ceil_div(a.box.n.i, t.z));
   v.kernel<<<grid, block, static_cast<size_t>(v.smem_bytes), s>>>(a, t.z);
 }
 
-/// Single steps: semi_tma's default tile.
-void launch_single(const IsoStepArgs& a, const Tile&, cudaStream_t s) {
-  static const KernelFamily& f = find_family("semi_tma", PropagatorKind::acoustic_iso);  // looked up once
-  f.launch(a, f.tunables.front(), s);
-}
-
 cudaFuncAttributes attributes(const Tile& t) {
-  cudaFuncAttributes attr{};  // zeros where no GPU driver answers (the registry's tables)
-  if (cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(find(t).kernel)) != cudaSuccess) {
-    cudaGetLastError();
-    attr = cudaFuncAttributes{};
-  }
-  return attr;
+  return kernel_attributes(reinterpret_cast<const void*>(find(t).kernel));
 }
 
 int dynamic_smem(const Tile& t) { return find(t).smem_bytes; }
@@ -244,7 +227,7 @@ KernelFamily family() {
   f.name = "temporal";
   f.propagators = {PropagatorKind::acoustic_iso};
   f.tunables = {{32, 16, 1000}, {32, 16, 256}, {32, 8, 1000}};
-  f.launch = &launch_single;
+  f.launch = &launch_single_by_semi_tma;
   f.launch_pair = &launch_pair;
   f.description = "2 time steps per sweep (temporal blocking): streaming with a ring of 4 recomputed";
   f.attributes = &attributes;

@@ -205,6 +205,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   // were ~70 register moves a point and pair, Nsight Compute at 7e43627; AN5D's fixed register
   // allocation, notes/an5d-digest.md).
   float qa[RY][kQ] = {}, qb[RY][kQ] = {};
+  std::int64_t plane_offset = static_cast<std::int64_t>(first - R) * sx;
+  const std::int64_t sx4 = R * sx;  // c2 = c - 4
   // No block barrier: each thread arrives on `done` when it is through with plane n (n even and
   // odd alternate between two mbarriers) and, at plane n, waits for plane n-1's completion only
   // after its first step's loads and arithmetic: before it writes the ring slot that plane n-1's
@@ -216,7 +218,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
     constexpr int PH = decltype(phase)::value;
     const auto at_q = [](int m) { return (m + PH) % kQ; };
     const int n = p - first, c = p - R, c2 = c - R;
-    blk.wait(bar + us, parity);  // plane p's copies have landed
+    const std::int64_t off_c = plane_offset;  // c * sx, kept by addition
+    plane_offset += sx;
+    blk.wait_suspended(bar + us, parity);  // plane p's copies have landed
     const float* u_head = reinterpret_cast<const float*>(base + us * S::kUSlot);
     const float* u_mid = reinterpret_cast<const float*>(base + ms * S::kUSlot);  // plane c
     const unsigned char* h = base + S::kHOffset + hs * S::kHSlot;
@@ -259,12 +263,12 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
         };
         const float u1 = physics::leapfrog(prev[e], qa[r][at_q(R)], vel[e], physics::laplacian8(at_n, lap));
         const bool computed = computed_plane && col_in[r];
-        if (computed && writes[r] && own_plane) u1_col[c * sx + r * sy] = u1;
+        if (computed && writes[r] && own_plane) u1_col[off_c + r * sy] = u1;
         qb[r][at_q(2 * R)] = computed || !given ? u1 : u1_given[e];
       }
     }
 
-    if (n > 0) blk.wait(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u);  // plane n-1 done
+    if (n > 0) blk.wait_suspended(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u);  // n-1 done
     if (tid == 0 && p + D < last) {  // into the U slot of plane p-5 and the head stage of p-1
       blk.fence_proxy();
       stage_pair_plane<TK, TJ, RY, D>(blk, a, p + D, n + D, i_begin, k0, j0, edge, o, base, map_u, map_prev,
@@ -291,7 +295,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
         };
         const float v = vel2[(jr0 + r - R) * TK + tx - R];
         const float u2 = physics::leapfrog(qa[r][at_q(0)], qb[r][at_q(R)], v, physics::laplacian8(at_n1, lap));
-        if (writes[r]) u2_col[c2 * sx + r * sy] = u2;
+        if (writes[r]) u2_col[off_c - sx4 + r * sy] = u2;
       }
     }
     blk.arrive(done + (n & 1));
@@ -387,34 +391,15 @@ const Variant kVariants[] = {variant<32, 16, 1, 4>(), variant<32, 8, 1, 4>(), va
 
 const Variant& find(const Tile& t) { return find_chunked_variant(kVariants, t, "temporal_tma"); }
 
-bool pair_layout_ok(const IsoPairArgs& a) {
-  const auto same = [&a](std::int64_t sx, std::int64_t sy) { return sx == a.u.sx && sy == a.u.sy; };
-  return same(a.u_prev.sx, a.u_prev.sy) && same(a.u1.sx, a.u1.sy) && same(a.u2.sx, a.u2.sy) &&
-         same(a.v2dt2.sx, a.v2dt2.sy) && a.u.box == a.u1.box;
-}
-
 void launch_pair(const IsoPairArgs& a, const Tile& t, cudaStream_t s) {
   const Variant& v = find(t);
   if (a.box.empty()) return;
-  if (!pair_layout_ok(a)) throw Error("temporal_tma: u_prev, u, u1, u2 and v2dt2 must share one layout");
+  if (!shares_layout(a)) throw Error("temporal_tma: u_prev, u, u1, u2 and v2dt2 must share one layout");
   if (!has_tensor_copies()) throw Error("temporal_tma: needs the tensor copy engine of sm_90 (Hopper) or newer");
   v.launch(a, t.z, s);
 }
 
-/// Single steps: semi_tma's default tile.
-void launch_single(const IsoStepArgs& a, const Tile&, cudaStream_t s) {
-  static const KernelFamily& f = find_family("semi_tma", PropagatorKind::acoustic_iso);  // looked up once
-  f.launch(a, f.tunables.front(), s);
-}
-
-cudaFuncAttributes attributes(const Tile& t) {
-  cudaFuncAttributes attr{};
-  if (cudaFuncGetAttributes(&attr, find(t).kernel) != cudaSuccess) {
-    cudaGetLastError();
-    attr = cudaFuncAttributes{};
-  }
-  return attr;
-}
+cudaFuncAttributes attributes(const Tile& t) { return kernel_attributes(find(t).kernel); }
 
 int dynamic_smem(const Tile& t) { return find(t).smem_bytes; }
 
@@ -425,7 +410,7 @@ KernelFamily family() {
   // (k, j) tile and chunk: on an H100 at 1000^3 (bench/results/2026-11-24-h100-session8.md) 32x32x64
   // 134.0 GPts/s end to end, 32x24x64 132.9, 64x16x128 131.3; smaller tiles recompute more ring.
   f.tunables = {{32, 32, 64}, {64, 16, 128}, {32, 24, 64}, {32, 32, 128}, {64, 16, 64}, {32, 16, 128}, {32, 8, 128}};
-  f.launch = &launch_single;
+  f.launch = &launch_single_by_semi_tma;
   f.launch_pair = &launch_pair;
   f.description = "2 time steps per sweep with tensor-copy (TMA) plane staging, one barrier a plane; sm_90+";
   f.attributes = &attributes;
