@@ -10,7 +10,6 @@
 //   blk.copy_3d(dst, map, c0, c1, c2, bar)   a tensor-map box into shared memory, completing on bar
 //   blk.wait(bar, parity)                    until the phase of that parity has completed (traps
 //                                            rather than hang when it never does)
-//   blk.wait_suspended(bar, parity)          the same, suspended in hardware between tries
 // DeviceBlock maps them to CUDA (sm_90: mbarrier and cp.async.bulk.tensor, TMA).
 #pragma once
 #include <cuda.h>
@@ -88,27 +87,6 @@ struct DeviceBlock {
   __device__ __forceinline__ void wait(std::uint64_t* bar, unsigned parity) const {
     for (unsigned tries = 0; !try_wait(bar, parity); ++tries)
       if (tries > (1u << 22)) __trap();
-  }
-  /// The same, each try suspending the thread until the phase completes or ~1 ms passes (PTX's
-  /// suspendTimeHint) instead of a short system-dependent time: a waiting warp issues one try,
-  /// not a loop of them, where the waits are long (temporal_tma's per-plane mbarriers: ~10 tries
-  /// a wait without it, Nsight Compute at c0f0bc6). Traps after ~2^12 tries (seconds).
-  __device__ __forceinline__ void wait_suspended(std::uint64_t* bar, unsigned parity) const {
-    constexpr unsigned kHintNs = 1000000;
-    for (unsigned tries = 0;; ++tries) {
-      unsigned done = 0;
-      asm volatile(
-          "{\n"
-          ".reg .pred p;\n"
-          "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
-          "selp.u32 %0, 1, 0, p;\n"
-          "}\n"
-          : "=r"(done)
-          : "r"(smem_address(bar)), "r"(parity), "r"(kHintNs)
-          : "memory");
-      if (done != 0) return;
-      if (tries > (1u << 12)) __trap();
-    }
   }
 };
 

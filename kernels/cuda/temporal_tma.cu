@@ -220,7 +220,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
     const int n = p - first, c = p - R, c2 = c - R;
     const std::int64_t off_c = plane_offset;  // c * sx, kept by addition
     plane_offset += sx;
-    blk.wait_suspended(bar + us, parity);  // plane p's copies have landed
+    blk.wait(bar + us, parity);  // plane p's copies have landed
     const float* u_head = reinterpret_cast<const float*>(base + us * S::kUSlot);
     const float* u_mid = reinterpret_cast<const float*>(base + ms * S::kUSlot);  // plane c
     const unsigned char* h = base + S::kHOffset + hs * S::kHSlot;
@@ -268,7 +268,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
       }
     }
 
-    if (n > 0) blk.wait_suspended(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u);  // n-1 done
+    if (n > 0) blk.wait(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u);  // plane n-1 done
     if (tid == 0 && p + D < last) {  // into the U slot of plane p-5 and the head stage of p-1
       blk.fence_proxy();
       stage_pair_plane<TK, TJ, RY, D>(blk, a, p + D, n + D, i_begin, k0, j0, edge, o, base, map_u, map_prev,
