@@ -10,7 +10,9 @@
 //
 // How. A block of (TK+8) x (TJ+8)/RY threads covers a TK x TJ (k, j) output tile plus the ring of
 // 4 whose u^{n+1} the tile's u^{n+2} stencils read; each thread owns one k column and RY
-// consecutive j rows. It streams planes p from i_begin-8 to i_end+7; the stage of plane p holds
+// consecutive j rows, the tile's threads first (whole warps, which do both steps), then the
+// ring's (the first step only; `ring_point`). It streams planes p from i_begin-8 to i_end+7; the
+// stage of plane p holds
 //  * U:  u^n(p) over the ring with its own halo of 4, (TK+16) x (TJ+16);
 //  * PV: u_prev and (v dt)^2 of plane c = p-4 over the ring, (TK+8) x (TJ+8) each;
 //  * U1: u1 of plane c over the ring, only where some ring point of plane c lies outside the box
@@ -59,6 +61,7 @@ constexpr int round_128(int bytes) { return (bytes + 127) / 128 * 128; }
 template <int TK, int TJ, int RY, int D>
 struct PairStage {
   static_assert(R % RY == 0, "a thread's rows must not straddle the tile's edge");
+  static_assert(TJ % RY == 0 && TK * TJ / RY % 32 == 0, "the tile's threads fill whole warps");
   static_assert(D >= 1, "at least one plane in flight");
   static constexpr int NU = kRing + D, NH = D + 1;
   static constexpr int BX = TK + 2 * R, BY = TJ + 2 * R;  // the first step's points (the ring)
@@ -137,6 +140,27 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::LaplacianCoeffs weights_in_registers(phy
   return c;
 }
 
+/// Where thread `t` of a block works, in ring coordinates: column `cx` (0 .. BX-1) and its first
+/// row `jr0` (RY rows from there). The tile's points come first, TK columns by TJ/RY row groups, so
+/// the second step runs in whole warps; then the ring's: its top and bottom strips (TK columns,
+/// R/RY row groups each), then its left and right strips (R columns each, every row group).
+struct RingPoint {
+  int cx, jr0;
+  bool tile;
+};
+template <int TK, int TJ, int RY>
+MM_HOST_DEVICE MM_FORCE_INLINE RingPoint ring_point(int t) {
+  constexpr int BX = TK + 2 * R, BY = TJ + 2 * R, NT = TK * TJ / RY, NS = 2 * TK * R / RY;
+  if (t < NT) return {R + t % TK, R + t / TK * RY, true};
+  const int q = t - NT;
+  if (q < NS) {  // top (row groups 0 .. R/RY-1) and bottom strips
+    const int g = q / TK;
+    return {R + q % TK, g < R / RY ? g * RY : BY - R + (g - R / RY) * RY, false};
+  }
+  const int q2 = q - NS, side = q2 % (2 * R);  // left and right strips
+  return {side < R ? side : BX - 2 * R + side, q2 / (2 * R) * RY, false};
+}
+
 /// `x + 1` modulo `n` (x < n): the rings' slots advance by one a plane.
 MM_HOST_DEVICE MM_FORCE_INLINE int next_slot(int x, int n) { return x + 1 == n ? 0 : x + 1; }
 
@@ -158,7 +182,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
 #endif
   std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(base + S::kBarOffset);
 
-  const int tx = blk.tx, ty = blk.ty, tid = ty * S::BX + tx;
+  const int tid = blk.tx;  // a one-dimensional block of S::threads
   const physics::Index3 lo = a.box.lo, hi = a.box.hi();
   const int k0 = lo.k - o.shift + blk.bx * TK, j0 = lo.j + blk.by * TJ;  // the output tile's corner
   const int i_begin = lo.i + blk.bz * chunk;
@@ -166,10 +190,12 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   const int first = i_begin - 2 * R, last = i_end + 2 * R;  // u^n planes streamed: [first, last)
   const bool edge = k0 - R < lo.k || k0 + TK + R > hi.k || j0 - R < lo.j || j0 + TJ + R > hi.j;
 
-  // This thread's column k and rows j = j0 - R + jr, jr = ty*RY + r (ring coordinates).
-  const int k = k0 - R + tx, jr0 = ty * RY;
+  // This thread's column k and rows j = j0 - R + jr, jr = jr0 + r (ring coordinates).
+  const RingPoint at = ring_point<TK, TJ, RY>(tid);
+  const int tx = at.cx, jr0 = at.jr0;
+  const bool tile = at.tile;
+  const int k = k0 - R + tx;
   const bool k_in = k >= lo.k && k < hi.k;
-  const bool tile = tx >= R && tx < S::BX - R && jr0 >= R && jr0 < S::BY - R;
   bool col_in[RY], writes[RY];
 #pragma unroll
   for (int r = 0; r < RY; ++r) {
@@ -357,7 +383,7 @@ void launch_kernel(const IsoPairArgs& a, int chunk, cudaStream_t s) {
   const CUtensorMap mv = tensor_map(a.v2dt2, S::BX, S::BY);
   const CUtensorMap m1 = tensor_map(a.u1, S::BX, S::BY);
   const CUtensorMap m2 = tensor_map(a.v2dt2, TK, TJ);
-  kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::BX, S::BY / RY, 1), S::smem_bytes, s>>>(a, mu, mp, mv, m1, m2, o,
+  kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::threads, 1, 1), S::smem_bytes, s>>>(a, mu, mp, mv, m1, m2, o,
                                                                                           chunk);
 }
 
@@ -374,7 +400,7 @@ void emulate_kernel(const IsoPairArgs& a, int chunk) {
   const HostTensorMap m2 = HostTensorMap::of(a.v2dt2, TK, TJ);
   const dim3 g = pair_grid<TK, TJ>(a, o, chunk);
   const int grid[3] = {static_cast<int>(g.x), static_cast<int>(g.y), static_cast<int>(g.z)};
-  emulate_grid(grid, S::BX, S::BY / RY, S::smem_bytes, [&](HostBlock& blk, unsigned char* raw) {
+  emulate_grid(grid, S::threads, 1, S::smem_bytes, [&](HostBlock& blk, unsigned char* raw) {
     pair_tma_block<TK, TJ, RY, D>(blk, a, mu, mp, mv, m1, m2, o, chunk, raw);
   });
 }
