@@ -1,35 +1,33 @@
 // temporal_tma: two time steps per sweep (temporal.cu's scheme) with every plane staged by Hopper's
-// tensor copy engine (TMA) and one block barrier a plane. Acoustic isotropic only; sm_90 and newer.
+// tensor copy engine (TMA). Acoustic isotropic only; sm_90 and newer.
 //
 // Why. `temporal` moves 10 B per point and step instead of semi_tma's 16, but issues 503
 // instructions a point for its two steps (Nsight Compute, H100, 512^3; semi_tma 104 a step): ~204
-// of them index arithmetic and predicates of its per-thread loads (which cells of the plane each
-// thread fetches, five 64-bit pointers), ~89 register moves, three barriers a plane
-// (bench/results/2026-11-24-h100-session7.md §10). Here thread 0 issues the plane's copies and the
-// other threads only wait, read shared memory and compute.
+// of them index arithmetic and predicates of its per-thread loads, ~89 register moves, three
+// barriers a plane (bench/results/2026-11-24-h100-session7.md §10). Here thread 0 issues the
+// plane's copies; the other threads wait, read shared memory and compute (~260 a point and pair,
+// bench/results/2026-11-24-h100-session8.md).
 //
 // How. A block of (TK+8) x (TJ+8)/RY threads covers a TK x TJ (k, j) output tile plus the ring of
 // 4 whose u^{n+1} the tile's u^{n+2} stencils read; each thread owns one k column and RY
 // consecutive j rows, the tile's threads first (whole warps, which do both steps), then the
-// ring's (the first step only; `ring_point`). It streams planes p from i_begin-8 to i_end+7; the
-// stage of plane p holds
-//  * U:  u^n(p) over the ring with its own halo of 4, (TK+16) x (TJ+16);
-//  * PV: u_prev and (v dt)^2 of plane c = p-4 over the ring, (TK+8) x (TJ+8) each;
-//  * U1: u1 of plane c over the ring, only where some ring point of plane c lies outside the box
-//        (blocks at the box's j/k faces, planes past its i faces): those points are not computed,
-//        their u^{n+1} is the propagator's (its PML update put it there), as in `temporal`.
-// At plane p every thread shifts u^n(p) of its rows into a 9-deep register queue (u^n(c-4..c+4)),
-// then
-//  * first step at c = p-4 (every thread): u^{n+1}(c) = leapfrog with the in-plane neighbours
-//    from the stage of plane c, written to a ring of 5 shared planes (and to u1 for the tile's
-//    points of the chunk) and shifted into a second queue (u^{n+1}(c-8..c));
-//  * second step at c2 = c-4 (the tile's threads): u^{n+2}(c2) = leapfrog of u^{n+1} with the
-//    in-plane neighbours from the ring's plane c2 (written 4 planes earlier), u^n(c2) from the
-//    first queue and (v dt)^2(c2) from the stage of plane c, written to u2.
-// Stages c..p are read at plane p, so NS >= 6 (NS - 5 planes are in flight); the one barrier at
-// the top of each plane frees the stage of plane p-5 for plane p+NS-5 and the ring slot the next
-// plane writes. Nothing is reordered: laplacian8 through accessors and leapfrog, as the CPU.
-// Single steps (several subdomains, the CPML, free surfaces) are semi_tma's.
+// ring's (the first step only; `ring_point`). It streams planes p from i_begin-8 to i_end+7. Three
+// rings of shared memory (PairStage): u^n planes with the ring's halo, (TK+16) x (TJ+16), for
+// planes c = p-4 .. p and D more in flight; head stages (u_prev, (v dt)^2 and, where the box does
+// not reach, u1 of plane c over the ring; (v dt)^2 of plane c2 = p-8 over the tile); 5 planes of
+// u^{n+1} over the ring. At plane p each thread
+//  * takes u^n(p) of its rows into a 9-deep register queue (u^n(c-4 .. c+4));
+//  * first step at c: u^{n+1}(c) = leapfrog with the in-plane neighbours from the u^n plane c,
+//    into a second queue (u^{n+1}(c-8 .. c)), the u^{n+1} ring and, for the tile's points of the
+//    chunk, u1. Ring points outside the box (edge blocks, planes past its i faces) are not
+//    computed: their u^{n+1} is the propagator's (its PML update put it in u1), as in `temporal`;
+//  * second step at c2 (the tile's threads): u^{n+2}(c2) = leapfrog of u^{n+1} with the in-plane
+//    neighbours from the ring's plane c2 (written 4 planes earlier), u^n(c2) from the first queue,
+//    written to u2.
+// The queues' registers are renamed, not shifted (the loop is unrolled 9 times), and the block
+// synchronises through per-plane mbarriers, not __syncthreads (below). Nothing is reordered:
+// laplacian8 through accessors and leapfrog, as the CPU. Single steps (several subdomains, the
+// CPML, free surfaces) are semi_tma's.
 #include <cstdint>
 #include <type_traits>
 
@@ -433,12 +431,13 @@ KernelFamily family() {
   KernelFamily f;
   f.name = "temporal_tma";
   f.propagators = {PropagatorKind::acoustic_iso};
-  // (k, j) tile and chunk: on an H100 at 1000^3 (bench/results/2026-11-24-h100-session8.md) 32x32x64
-  // 134.0 GPts/s end to end, 32x24x64 132.9, 64x16x128 131.3; smaller tiles recompute more ring.
-  f.tunables = {{32, 32, 64}, {64, 16, 128}, {32, 24, 64}, {32, 32, 128}, {64, 16, 64}, {32, 16, 128}, {32, 8, 128}};
+  // (k, j) tile and chunk: on an H100 at 1000^3 (bench/results/2026-11-24-h100-session8.md §7)
+  // 64x16x128 135.8 GPts/s end to end, 32x32x128 135.3, 64x16x64 134.5, 32x24x64 133.4, 32x32x64
+  // 129.6; smaller tiles recompute more of the ring (32x16 109.7, 32x8 82.1).
+  f.tunables = {{64, 16, 128}, {32, 32, 128}, {64, 16, 64}, {32, 24, 64}, {32, 32, 64}, {32, 16, 128}, {32, 8, 128}};
   f.launch = &launch_single_by_semi_tma;
   f.launch_pair = &launch_pair;
-  f.description = "2 time steps per sweep with tensor-copy (TMA) plane staging, one barrier a plane; sm_90+";
+  f.description = "2 time steps per sweep, planes staged by tensor copies (TMA), ring recomputed; sm_90+";
   f.attributes = &attributes;
   f.dynamic_smem = &dynamic_smem;
   // Checked on an H100: every gpu test, every tile (the pairs against single CPU steps with
