@@ -5,8 +5,8 @@
 // instructions a point for its two steps (Nsight Compute, H100, 512^3; semi_tma 104 a step): ~204
 // of them index arithmetic and predicates of its per-thread loads, ~89 register moves, three
 // barriers a plane (bench/results/2026-11-24-h100-session7.md §10). Here thread 0 issues the
-// plane's copies; the other threads wait, read shared memory and compute (~260 a point and pair,
-// bench/results/2026-11-24-h100-session8.md).
+// plane's copies; the other threads wait, read shared memory and compute (250-290 instructions a
+// point and pair, bench/results/2026-11-24-h100-session8.md).
 //
 // How. A block of (TK+8) x (TJ+8)/RY threads covers a TK x TJ (k, j) output tile plus the ring of
 // 4 whose u^{n+1} the tile's u^{n+2} stencils read; each thread owns one k column and RY
