@@ -120,8 +120,8 @@ const std::vector<KernelFamily>& families();
 /// The family of that name that implements the propagator; ConfigError listing those that do.
 const KernelFamily& find_family(const std::string& name, PropagatorKind propagator);
 
-/// The single steps of the two-step families (several subdomains, the CPML, free surfaces, a
-/// run's odd last step): semi_tma's default tile (looked up once).
+/// The single steps of the two-step families (several subdomains, the CPML, free surfaces):
+/// semi_tma's default tile (looked up once).
 inline void launch_single_by_semi_tma(const IsoStepArgs& a, const Tile&, cudaStream_t s) {
   static const KernelFamily& f = find_family("semi_tma", PropagatorKind::acoustic_iso);
   f.launch(a, f.tunables.front(), s);

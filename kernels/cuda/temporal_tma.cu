@@ -45,7 +45,7 @@ namespace minimod::kernels::cuda {
 namespace {
 
 constexpr int R = physics::kRadius;
-constexpr int kRing = R + 1;  // shared planes of u^{n+1}: written at c, read at c - R
+constexpr int kRing = R + 1;  // shared planes of u^{n+1}: written at plane c, read 4 planes later
 constexpr int kQ = 2 * R + 1;  // a column's register queue: 9 planes
 
 constexpr int round_128(int bytes) { return (bytes + 127) / 128 * 128; }
@@ -164,6 +164,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE int next_slot(int x, int n) { return x + 1 == n ?
 
 /// One block's sweep, written against block_model.cuh (DeviceBlock on the GPU, HostBlock in the
 /// emulation); `raw` its dynamic shared memory (PairStage::smem_bytes).
+// Its plane loop is a generic lambda (the phase as a compile-time constant), which inherits the
+// host-device attribute but not nv_exec_check_disable: the HostBlock instantiation (host code
+// only) would warn that a host function is called from a host-device one. The two warnings are
+// silenced here and restored after the function.
+#pragma nv_diag_suppress 20011, 20014
 #pragma nv_exec_check_disable
 template <int TK, int TJ, int RY, int D, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPairArgs& a, const Map& map_u,
@@ -189,10 +194,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   const bool edge = k0 - R < lo.k || k0 + TK + R > hi.k || j0 - R < lo.j || j0 + TJ + R > hi.j;
 
   // This thread's column k and rows j = j0 - R + jr, jr = jr0 + r (ring coordinates).
-  const RingPoint at = ring_point<TK, TJ, RY>(tid);
-  const int tx = at.cx, jr0 = at.jr0;
-  const bool tile = at.tile;
-  const int k = k0 - R + tx;
+  const RingPoint place = ring_point<TK, TJ, RY>(tid);
+  const int cx = place.cx, jr0 = place.jr0;
+  const bool tile = place.tile;
+  const int k = k0 - R + cx;
   const bool k_in = k >= lo.k && k < hi.k;
   bool col_in[RY], writes[RY];
 #pragma unroll
@@ -258,7 +263,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
     rc = rc2;
 #pragma unroll
     for (int r = 0; r < RY; ++r) {
-      qa[r][at_q(2 * R)] = u_head[(jr0 + r + R) * S::UX + tx + R];
+      qa[r][at_q(2 * R)] = u_head[(jr0 + r + R) * S::UX + cx + R];
       qb[r][at_q(2 * R)] = 0.0f;  // u^{n+1}(c), set below once c is a first-step plane
     }
     const bool first_step = c >= i_begin - R;  // block-uniform; before: the queue is still filling
@@ -273,13 +278,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
       const bool own_plane = c >= i_begin && c < i_end;
       float col[RY + 2 * R];  // u^n(c) of this column, rows jr0 - 4 .. jr0 + RY + 3
 #pragma unroll
-      for (int m = 0; m < RY + 2 * R; ++m) col[m] = u_mid[(jr0 + m) * S::UX + tx + R];
+      for (int m = 0; m < RY + 2 * R; ++m) col[m] = u_mid[(jr0 + m) * S::UX + cx + R];
 #pragma unroll
       for (int r = 0; r < RY; ++r) {
         // Computed at every point without a branch; where the box does not reach (edge blocks,
         // planes past its i faces) the staged u1 replaces it (`given` holds there).
-        const int e = (jr0 + r) * S::BX + tx;
-        const float* row = u_mid + (jr0 + r + R) * S::UX + tx + R;
+        const int e = (jr0 + r) * S::BX + cx;
+        const float* row = u_mid + (jr0 + r + R) * S::UX + cx + R;
         const auto at_n = [&qa, &col, &at_q, row, r](int di, int dj, int dk) {
           if (di != 0) return qa[r][at_q(R + di)];
           if (dj != 0) return col[r + R + dj];
@@ -300,7 +305,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
     }
     if (first_step) {
 #pragma unroll
-      for (int r = 0; r < RY; ++r) ring_c[(jr0 + r) * S::BX + tx] = qb[r][at_q(2 * R)];
+      for (int r = 0; r < RY; ++r) ring_c[(jr0 + r) * S::BX + cx] = qb[r][at_q(2 * R)];
     }
 
     // Second step at plane c2, the tile's threads.
@@ -308,16 +313,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
       const float* vel2 = reinterpret_cast<const float*>(h + S::kVel2);
       float col1[RY + 2 * R];  // u^{n+1}(c2) of this column, rows jr0 - 4 .. jr0 + RY + 3
 #pragma unroll
-      for (int m = 0; m < RY + 2 * R; ++m) col1[m] = ring_c2[(jr0 + m - R) * S::BX + tx];
+      for (int m = 0; m < RY + 2 * R; ++m) col1[m] = ring_c2[(jr0 + m - R) * S::BX + cx];
 #pragma unroll
       for (int r = 0; r < RY; ++r) {
-        const int e = (jr0 + r) * S::BX + tx;
+        const int e = (jr0 + r) * S::BX + cx;
         const auto at_n1 = [&qb, &at_q, &col1, ring_c2, e, r](int di, int dj, int dk) {
           if (di != 0) return qb[r][at_q(R + di)];
           if (dj != 0) return col1[r + R + dj];
           return ring_c2[e + dk];
         };
-        const float v = vel2[(jr0 + r - R) * TK + tx - R];
+        const float v = vel2[(jr0 + r - R) * TK + cx - R];
         const float u2 = physics::leapfrog(qa[r][at_q(0)], qb[r][at_q(R)], v, physics::laplacian8(at_n1, lap));
         if (writes[r]) u2_col[off_c - sx4 + r * sy] = u2;
       }
@@ -337,6 +342,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   }
   static_assert(kQ == 9, "the loop above names kQ phases");
 }
+#pragma nv_diag_default 20011, 20014
 
 template <int TK, int TJ, int RY, int D>
 __global__ void __launch_bounds__(PairStage<TK, TJ, RY, D>::threads, 1)
