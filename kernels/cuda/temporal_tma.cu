@@ -437,7 +437,7 @@ KernelFamily family() {
   KernelFamily f;
   f.name = "temporal_tma";
   f.propagators = {PropagatorKind::acoustic_iso};
-  // (k, j) tile and chunk: on an H100 at 1000^3 (bench/results/2026-11-24-h100-session8.md §7)
+  // (k, j) tile and chunk: on an H100 at 1000^3 (bench/results/2026-11-24-h100-session8.md §8)
   // 64x16x128 135.8 GPts/s end to end, 32x32x128 135.3, 64x16x64 134.5, 32x24x64 133.4, 32x32x64
   // 129.6; smaller tiles recompute more of the ring (32x16 109.7, 32x8 82.1).
   f.tunables = {{64, 16, 128}, {32, 32, 128}, {64, 16, 64}, {32, 24, 64}, {32, 32, 64}, {32, 16, 128}, {32, 8, 128}};
