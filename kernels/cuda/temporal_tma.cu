@@ -74,13 +74,7 @@ struct PairStage {
   static constexpr int kHOffset = NU * kUSlot, kNextOffset = kHOffset + NH * kHSlot,
                        kBarOffset = kNextOffset + kRing * kNextSlot;
   static constexpr int smem_bytes = kBarOffset + (NU + 2) * 8 + 128;  // full (NU) and done (2) barriers
-  // The tile's threads (RY rows each, both steps) and the ring's (RR rows each, the first step
-  // only: twice the tile's rows where the ring's strips allow, so that both roles have about the
-  // same work a plane and the same queue registers, 2 RY rows of kQ).
-  static constexpr int RR = 2 * RY <= R ? 2 * RY : RY;
-  static constexpr int NT = TK * TJ / RY, NR = (2 * TK * R + 2 * R * BY) / RR;
-  static constexpr int threads = NT + NR;
-  static_assert(R % RR == 0 && BY % RR == 0, "the ring's strips split into groups of RR rows");
+  static constexpr int threads = BX * BY / RY;
   static_assert(smem_bytes <= 227 * 1024, "more shared memory than an H100 block may have");
 };
 
@@ -145,25 +139,24 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::LaplacianCoeffs weights_in_registers(phy
 }
 
 /// Where thread `t` of a block works, in ring coordinates: column `cx` (0 .. BX-1) and its first
-/// row `jr0`. The tile's points come first, TK columns by TJ/RY row groups of RY rows, so the
-/// second step runs in whole warps; then the ring's, in groups of RR rows: its top and bottom
-/// strips (TK columns, R/RR row groups each), then its left and right strips (R columns each,
-/// every row group).
+/// row `jr0` (RY rows from there). The tile's points come first, TK columns by TJ/RY row groups, so
+/// the second step runs in whole warps; then the ring's: its top and bottom strips (TK columns,
+/// R/RY row groups each), then its left and right strips (R columns each, every row group).
 struct RingPoint {
   int cx, jr0;
   bool tile;
 };
-template <int TK, int TJ, int RY, int RR>
+template <int TK, int TJ, int RY>
 MM_HOST_DEVICE MM_FORCE_INLINE RingPoint ring_point(int t) {
-  constexpr int BX = TK + 2 * R, BY = TJ + 2 * R, NT = TK * TJ / RY, NS = 2 * TK * R / RR;
+  constexpr int BX = TK + 2 * R, BY = TJ + 2 * R, NT = TK * TJ / RY, NS = 2 * TK * R / RY;
   if (t < NT) return {R + t % TK, R + t / TK * RY, true};
   const int q = t - NT;
-  if (q < NS) {  // top (row groups 0 .. R/RR-1) and bottom strips
+  if (q < NS) {  // top (row groups 0 .. R/RY-1) and bottom strips
     const int g = q / TK;
-    return {R + q % TK, g < R / RR ? g * RR : BY - R + (g - R / RR) * RR, false};
+    return {R + q % TK, g < R / RY ? g * RY : BY - R + (g - R / RY) * RY, false};
   }
   const int q2 = q - NS, side = q2 % (2 * R);  // left and right strips
-  return {side < R ? side : BX - 2 * R + side, q2 / (2 * R) * RR, false};
+  return {side < R ? side : BX - 2 * R + side, q2 / (2 * R) * RY, false};
 }
 
 /// `x + 1` modulo `n` (x < n): the rings' slots advance by one a plane.
@@ -201,15 +194,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   const bool edge = k0 - R < lo.k || k0 + TK + R > hi.k || j0 - R < lo.j || j0 + TJ + R > hi.j;
 
   // This thread's column k and rows j = j0 - R + jr, jr = jr0 + r (ring coordinates).
-  constexpr int RR = S::RR, QR = 2 * RY;  // a ring thread's rows; the queue rows of either role
-  const RingPoint place = ring_point<TK, TJ, RY, RR>(tid);
+  const RingPoint place = ring_point<TK, TJ, RY>(tid);
   const int cx = place.cx, jr0 = place.jr0;
   const bool tile = place.tile;
   const int k = k0 - R + cx;
   const bool k_in = k >= lo.k && k < hi.k;
-  bool col_in[QR], writes[QR];
+  bool col_in[RY], writes[RY];
 #pragma unroll
-  for (int r = 0; r < QR; ++r) {
+  for (int r = 0; r < RY; ++r) {
     const int j = j0 - R + jr0 + r;
     col_in[r] = k_in && j >= lo.j && j < hi.j;
     writes[r] = tile && col_in[r];
@@ -241,9 +233,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   // register (m + PH) % kQ, so the plane loop is unrolled kQ times and no value moves (the shifts
   // were ~70 register moves a point and pair, Nsight Compute at 7e43627; AN5D's fixed register
   // allocation, notes/an5d-digest.md).
-  // A tile thread's u^n queues are q[0 .. RY), its u^{n+1} queues q[RY .. 2 RY); a ring thread's
-  // u^n queues q[0 .. RR).
-  float q[QR][kQ] = {};
+  float qa[RY][kQ] = {}, qb[RY][kQ] = {};
   std::int64_t plane_offset = static_cast<std::int64_t>(first - R) * sx;
   const std::int64_t sx4 = R * sx;  // c2 = c - 4
   // No block barrier: each thread arrives on `done` when it is through with plane n (n even and
@@ -271,57 +261,40 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
     ms = next_slot(ms, S::NU);
     hs = next_slot(hs, S::NH);
     rc = rc2;
-    const auto take_head = [&](auto rows) {  // u^n(p) of this thread's rows into their queues
 #pragma unroll
-      for (int r = 0; r < decltype(rows)::value; ++r) q[r][at_q(2 * R)] = u_head[(jr0 + r + R) * S::UX + cx + R];
-    };
-    if (tile) {
-      take_head(std::integral_constant<int, RY>());
-#pragma unroll
-      for (int r = 0; r < RY; ++r) q[RY + r][at_q(2 * R)] = 0.0f;  // u^{n+1}(c), set below once c is a first-step plane
-    } else {
-      take_head(std::integral_constant<int, RR>());
+    for (int r = 0; r < RY; ++r) {
+      qa[r][at_q(2 * R)] = u_head[(jr0 + r + R) * S::UX + cx + R];
+      qb[r][at_q(2 * R)] = 0.0f;  // u^{n+1}(c), set below once c is a first-step plane
     }
     const bool first_step = c >= i_begin - R;  // block-uniform; before: the queue is still filling
 
     // First step at plane c, every thread (into registers; the ring is written below).
-    float out[QR];
-    const auto first_rows = [&](auto rows, auto is_tile) {
-      constexpr int N = decltype(rows)::value;
+    if (first_step) {
       const float* prev = reinterpret_cast<const float*>(h + S::kPrev);
       const float* vel = reinterpret_cast<const float*>(h + S::kVel);
       const float* u1_given = reinterpret_cast<const float*>(h + S::kU1);
       const bool computed_plane = c >= lo.i && c < hi.i;
       const bool given = takes_u1(edge, c, a.box);
       const bool own_plane = c >= i_begin && c < i_end;
-      float col[N + 2 * R];  // u^n(c) of this column, rows jr0 - 4 .. jr0 + N + 3
+      float col[RY + 2 * R];  // u^n(c) of this column, rows jr0 - 4 .. jr0 + RY + 3
 #pragma unroll
-      for (int m = 0; m < N + 2 * R; ++m) col[m] = u_mid[(jr0 + m) * S::UX + cx + R];
+      for (int m = 0; m < RY + 2 * R; ++m) col[m] = u_mid[(jr0 + m) * S::UX + cx + R];
 #pragma unroll
-      for (int r = 0; r < N; ++r) {
+      for (int r = 0; r < RY; ++r) {
         // Computed at every point without a branch; where the box does not reach (edge blocks,
         // planes past its i faces) the staged u1 replaces it (`given` holds there).
         const int e = (jr0 + r) * S::BX + cx;
         const float* row = u_mid + (jr0 + r + R) * S::UX + cx + R;
-        const auto at_n = [&q, &col, &at_q, row, r](int di, int dj, int dk) {
-          if (di != 0) return q[r][at_q(R + di)];
+        const auto at_n = [&qa, &col, &at_q, row, r](int di, int dj, int dk) {
+          if (di != 0) return qa[r][at_q(R + di)];
           if (dj != 0) return col[r + R + dj];
           return row[dk];
         };
-        const float u1 = physics::leapfrog(prev[e], q[r][at_q(R)], vel[e], physics::laplacian8(at_n, lap));
+        const float u1 = physics::leapfrog(prev[e], qa[r][at_q(R)], vel[e], physics::laplacian8(at_n, lap));
         const bool computed = computed_plane && col_in[r];
-        out[r] = computed || !given ? u1 : u1_given[e];
-        if (decltype(is_tile)::value) {
-          if (computed && writes[r] && own_plane) u1_col[off_c + r * sy] = u1;
-          q[RY + r][at_q(2 * R)] = out[r];
-        }
+        if (computed && writes[r] && own_plane) u1_col[off_c + r * sy] = u1;
+        qb[r][at_q(2 * R)] = computed || !given ? u1 : u1_given[e];
       }
-    };
-    if (first_step) {
-      if (tile)
-        first_rows(std::integral_constant<int, RY>(), std::true_type());
-      else
-        first_rows(std::integral_constant<int, RR>(), std::false_type());
     }
 
     if (n > 0) blk.wait(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u);  // plane n-1 done
@@ -331,14 +304,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
                                       map_v2dt2, map_u1, map_vel2);
     }
     if (first_step) {
-      const auto put_ring = [&](auto rows) {
 #pragma unroll
-        for (int r = 0; r < decltype(rows)::value; ++r) ring_c[(jr0 + r) * S::BX + cx] = out[r];
-      };
-      if (tile)
-        put_ring(std::integral_constant<int, RY>());
-      else
-        put_ring(std::integral_constant<int, RR>());
+      for (int r = 0; r < RY; ++r) ring_c[(jr0 + r) * S::BX + cx] = qb[r][at_q(2 * R)];
     }
 
     // Second step at plane c2, the tile's threads.
@@ -350,14 +317,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
 #pragma unroll
       for (int r = 0; r < RY; ++r) {
         const int e = (jr0 + r) * S::BX + cx;
-        const auto at_n1 = [&q, &at_q, &col1, ring_c2, e, r](int di, int dj, int dk) {
-          if (di != 0) return q[RY + r][at_q(R + di)];
+        const auto at_n1 = [&qb, &at_q, &col1, ring_c2, e, r](int di, int dj, int dk) {
+          if (di != 0) return qb[r][at_q(R + di)];
           if (dj != 0) return col1[r + R + dj];
           return ring_c2[e + dk];
         };
         const float v = vel2[(jr0 + r - R) * TK + cx - R];
-        const float u2 =
-            physics::leapfrog(q[r][at_q(0)], q[RY + r][at_q(R)], v, physics::laplacian8(at_n1, lap));
+        const float u2 = physics::leapfrog(qa[r][at_q(0)], qb[r][at_q(R)], v, physics::laplacian8(at_n1, lap));
         if (writes[r]) u2_col[off_c - sx4 + r * sy] = u2;
       }
     }
@@ -474,7 +440,7 @@ KernelFamily family() {
   // (k, j) tile and chunk: on an H100 at 1000^3 (bench/results/2026-11-24-h100-session8.md §8)
   // 64x16x128 135.8 GPts/s end to end, 32x32x128 135.3, 64x16x64 134.5, 32x24x64 133.4, 32x32x64
   // 129.6; smaller tiles recompute more of the ring (32x16 109.7, 32x8 82.1).
-  f.tunables = {{64, 16, 128}, {32, 24, 128}, {32, 32, 192}, {64, 16, 96}, {32, 24, 64}, {32, 32, 128}, {32, 16, 128}, {32, 8, 128}};
+  f.tunables = {{64, 16, 128}, {32, 32, 128}, {64, 16, 64}, {32, 24, 64}, {32, 32, 64}, {32, 16, 128}, {32, 8, 128}};
   f.launch = &launch_single_by_semi_tma;
   f.launch_pair = &launch_pair;
   f.description = "2 time steps per sweep, planes staged by tensor copies (TMA), ring recomputed; sm_90+";
