@@ -285,6 +285,21 @@ TEST(AutotuneCandidates, EveryVerifiedFamilyAndNoUnverifiedOneIsTimed) {
   }
 }
 
+// Needs no GPU: a two-step family (KernelFamily::launch_pair) is timed over whole pairs only, so
+// that its pair kernel and its layer-only steps weigh equally; an odd count would overweigh one.
+TEST(AutotuneCandidates, TwoStepFamiliesAreTimedOverWholePairs) {
+  int pair_calls = 0;
+  const auto fake = [&pair_calls](const cuda::KernelFamily& f, const cuda::Tile& t, int steps) {
+    if (f.launch_pair != nullptr) {
+      ++pair_calls;
+      EXPECT_EQ(steps % 2, 0) << f.name << " " << cuda::tile_string(t) << ": " << steps << " steps";
+    }
+    return 7e-3 * steps;  // ~1000^3 on an H100: the minimum of 5 steps applies
+  };
+  cuda::autotune(cuda::PropagatorKind::acoustic_iso, "test-key", "", 1000000, fake);
+  EXPECT_GT(pair_calls, 0) << "no two-step family was timed";
+}
+
 // The families checked against the CPU reference on an H100 (bench/results/2026-11-22-*.md) keep
 // that standing and their resources: a registration that shifts a field (aggregate order) would
 // silently drop them from `auto`.
