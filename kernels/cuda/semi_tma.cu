@@ -27,9 +27,9 @@
 //
 // Tensor maps (kernels/cuda/tensor_map.cuh): one per array (u, u_next, v2dt2) over the allocation
 // with its halo; coordinates are relative to the halo corner. The tiles' k origins are put on
-// 128-B boundaries of the allocation (map_origin below: a region starting at k = 27, Minimod's
-// inner box, starts its first tile at k = -4 and writes from 27), so output rows cover whole
-// sectors and every u box row (from k0 - 4) starts on a 16-B boundary.
+// 128-B boundaries of the allocation (map_origin in tensor_map.cuh: a region starting at k = 27,
+// Minimod's inner box, starts its first tile at k = -4 and writes from 27), so output rows cover
+// whole sectors and every u box row (from k0 - 4) starts on a 16-B boundary.
 #include <cstdint>
 
 #include "kernels/cuda/block_emulation.hpp"
@@ -61,26 +61,6 @@ struct StageLayout {
 template <int TX, int TY, int NS>
 constexpr int shared_bytes() {
   return NS * StageLayout<TX, TY>::kStageBytes + NS * 8 + 128;
-}
-
-/// The halo corner of a view: tensor coordinates are relative to it; `shift` how far the first
-/// tile starts below region.lo.k (map_origin).
-struct MapOrigin {
-  int i, j, k;
-  int shift;
-};
-
-/// The map origin of view `u` for `region`: the first tile starts at or below region.lo.k on a
-/// 128-B boundary of the allocation, so that every tile's output rows (u_next stores, u_prev and
-/// v2dt2 boxes) cover whole 32-B sectors. With rows starting mid-sector (16-B aligned, before
-/// 2026-11-24) two sectors per row and tile were written in halves by neighbouring blocks and
-/// moved more DRAM bytes (32x32x32 at 1000^3: reads 16.4 -> 14.7 GB, writes 3.61 -> 3.43 GB).
-/// H100, 1000^3 end to end: 64x32x64 131.5 -> 135.2 GPts/s, 32x32x32 105.9 -> 118.7
-/// (bench/results/2026-11-24-h100-session4.md).
-inline MapOrigin map_origin(const physics::Box3& region, const physics::Box3& alloc) {
-  MapOrigin o{alloc.lo.i, alloc.lo.j, alloc.lo.k, 0};
-  o.shift = tile_row_shift(region, alloc);
-  return o;
 }
 
 /// Issued by thread 0: plane p into its stage, the u tile with its j/k halo and, when p-4 is an

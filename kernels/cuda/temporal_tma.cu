@@ -78,13 +78,6 @@ struct PairStage {
   static_assert(smem_bytes <= 227 * 1024, "more shared memory than an H100 block may have");
 };
 
-/// The halo corner of the allocation (tensor coordinates are relative to it) and how far the
-/// first tile starts below box.lo.k (tiles on 128-B boundaries: semi_tma's map_origin).
-struct PairOrigin {
-  int i, j, k;
-  int shift;
-};
-
 /// Whether plane c of the first step has points outside the box that the block must take from
 /// u1: always for an edge block (its ring leaves the box in j or k), else past the box's i faces.
 MM_HOST_DEVICE MM_FORCE_INLINE bool takes_u1(bool edge, int c, const physics::Box3& box) {
@@ -97,7 +90,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE bool takes_u1(bool edge, int c, const physics::Bo
 #pragma nv_exec_check_disable
 template <int TK, int TJ, int RY, int D, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const IsoPairArgs& a, int p, int n,
-                                                     int i_begin, int k0, int j0, bool edge, const PairOrigin& o,
+                                                     int i_begin, int k0, int j0, bool edge, const MapOrigin& o,
                                                      unsigned char* base, const Map& map_u, const Map& map_prev,
                                                      const Map& map_v2dt2, const Map& map_u1, const Map& map_vel2) {
   using S = PairStage<TK, TJ, RY, D>;
@@ -173,7 +166,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE int next_slot(int x, int n) { return x + 1 == n ?
 template <int TK, int TJ, int RY, int D, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPairArgs& a, const Map& map_u,
                                                    const Map& map_prev, const Map& map_v2dt2, const Map& map_u1,
-                                                   const Map& map_vel2, PairOrigin o, int chunk, unsigned char* raw) {
+                                                   const Map& map_vel2, MapOrigin o, int chunk, unsigned char* raw) {
   using S = PairStage<TK, TJ, RY, D>;
 #ifdef __CUDA_ARCH__
   // The kernel's shared array itself (128-B aligned, checked at launch): offsets from it fold into
@@ -349,7 +342,7 @@ __global__ void __launch_bounds__(PairStage<TK, TJ, RY, D>::threads, 1)
     temporal_tma_iso(IsoPairArgs a, const __grid_constant__ CUtensorMap map_u,
                      const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
                      const __grid_constant__ CUtensorMap map_u1,
-                     const __grid_constant__ CUtensorMap map_vel2, PairOrigin o, int chunk) {
+                     const __grid_constant__ CUtensorMap map_vel2, MapOrigin o, int chunk) {
   extern __shared__ __align__(128) unsigned char temporal_tma_raw[];
   if ((smem_address(temporal_tma_raw) & 127u) != 0) __trap();  // pair_tma_block's base
   pair_tma_block<TK, TJ, RY, D>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, map_u1, map_vel2, o, chunk,
@@ -366,13 +359,8 @@ struct Variant {
   int smem_bytes;
 };
 
-PairOrigin pair_origin(const IsoPairArgs& a) {
-  const physics::Box3& alloc = a.u.box;
-  return {alloc.lo.i, alloc.lo.j, alloc.lo.k, tile_row_shift(a.box, alloc)};
-}
-
 template <int TK, int TJ>
-dim3 pair_grid(const IsoPairArgs& a, const PairOrigin& o, int chunk) {
+dim3 pair_grid(const IsoPairArgs& a, const MapOrigin& o, int chunk) {
   return dim3(ceil_div(a.box.n.k + o.shift, TK), ceil_div(a.box.n.j, TJ), ceil_div(a.box.n.i, chunk));
 }
 
@@ -381,7 +369,7 @@ void launch_kernel(const IsoPairArgs& a, int chunk, cudaStream_t s) {
   using S = PairStage<TK, TJ, RY, D>;
   constexpr auto kernel = &temporal_tma_iso<TK, TJ, RY, D>;
   ensure_smem_limit<kernel>(S::smem_bytes);
-  const PairOrigin o = pair_origin(a);
+  const MapOrigin o = map_origin(a.box, a.u.box);
   const CUtensorMap mu = tensor_map(a.u, S::UX, S::UY);
   const CUtensorMap mp = tensor_map(a.u_prev, S::BX, S::BY);
   const CUtensorMap mv = tensor_map(a.v2dt2, S::BX, S::BY);
@@ -396,7 +384,7 @@ void launch_kernel(const IsoPairArgs& a, int chunk, cudaStream_t s) {
 template <int TK, int TJ, int RY, int D>
 void emulate_kernel(const IsoPairArgs& a, int chunk) {
   using S = PairStage<TK, TJ, RY, D>;
-  const PairOrigin o = pair_origin(a);
+  const MapOrigin o = map_origin(a.box, a.u.box);
   const HostTensorMap mu = HostTensorMap::of(a.u, S::UX, S::UY);
   const HostTensorMap mp = HostTensorMap::of(a.u_prev, S::BX, S::BY);
   const HostTensorMap mv = HostTensorMap::of(a.v2dt2, S::BX, S::BY);
