@@ -78,6 +78,23 @@ struct PairStage {
   static_assert(smem_bytes <= 227 * 1024, "more shared memory than an H100 block may have");
 };
 
+/// The five tensor maps a block copies from (CUtensorMap on the GPU, HostTensorMap in the
+/// emulation): u^n with the ring's halo, u_prev, (v dt)^2 and u1 over the ring, (v dt)^2 over the
+/// tile (the second step's).
+template <class Map>
+struct PairMaps {
+  Map u, prev, v2dt2, u1, vel2;
+};
+
+/// The maps of a launch with PairStage S (output tile TK x TJ), each made by
+/// `make(view, box_x, box_y)`.
+template <int TK, int TJ, class S, class Make>
+auto pair_maps(const IsoPairArgs& a, const Make& make) {
+  using Map = decltype(make(a.u, 1, 1));
+  return PairMaps<Map>{make(a.u, S::UX, S::UY), make(a.u_prev, S::BX, S::BY), make(a.v2dt2, S::BX, S::BY),
+                       make(a.u1, S::BX, S::BY), make(a.v2dt2, TK, TJ)};
+}
+
 /// Whether plane c of the first step has points outside the box that the block must take from
 /// u1: always for an edge block (its ring leaves the box in j or k), else past the box's i faces.
 MM_HOST_DEVICE MM_FORCE_INLINE bool takes_u1(bool edge, int c, const physics::Box3& box) {
@@ -91,8 +108,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE bool takes_u1(bool edge, int c, const physics::Bo
 template <int TK, int TJ, int RY, int D, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const IsoPairArgs& a, int p, int n,
                                                      int i_begin, int k0, int j0, bool edge, const MapOrigin& o,
-                                                     unsigned char* base, const Map& map_u, const Map& map_prev,
-                                                     const Map& map_v2dt2, const Map& map_u1, const Map& map_vel2) {
+                                                     unsigned char* base, const PairMaps<Map>& maps) {
   using S = PairStage<TK, TJ, RY, D>;
   std::uint64_t* bar = reinterpret_cast<std::uint64_t*>(base + S::kBarOffset) + n % S::NU;
   unsigned char* u = base + (n % S::NU) * S::kUSlot;
@@ -102,13 +118,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const Iso
   const bool u1 = first_step && takes_u1(edge, c, a.box);
   blk.expect_bytes(bar, S::kUBytes + (first_step ? 2 * S::kRingBytes : 0) + (u1 ? S::kRingBytes : 0) +
                             (second_step ? S::kTileBytes : 0));
-  blk.copy_3d(u, map_u, k0 - 2 * R - o.k, j0 - 2 * R - o.j, p - o.i, bar);
+  blk.copy_3d(u, maps.u, k0 - 2 * R - o.k, j0 - 2 * R - o.j, p - o.i, bar);
   if (first_step) {
-    blk.copy_3d(h + S::kPrev, map_prev, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
-    blk.copy_3d(h + S::kVel, map_v2dt2, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
+    blk.copy_3d(h + S::kPrev, maps.prev, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
+    blk.copy_3d(h + S::kVel, maps.v2dt2, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
   }
-  if (u1) blk.copy_3d(h + S::kU1, map_u1, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
-  if (second_step) blk.copy_3d(h + S::kVel2, map_vel2, k0 - o.k, j0 - o.j, c2 - o.i, bar);
+  if (u1) blk.copy_3d(h + S::kU1, maps.u1, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
+  if (second_step) blk.copy_3d(h + S::kVel2, maps.vel2, k0 - o.k, j0 - o.j, c2 - o.i, bar);
 }
 
 /// The Laplacian's weights held in registers for the whole sweep where the block leaves room for
@@ -164,9 +180,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE int next_slot(int x, int n) { return x + 1 == n ?
 #pragma nv_diag_suppress 20011, 20014
 #pragma nv_exec_check_disable
 template <int TK, int TJ, int RY, int D, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPairArgs& a, const Map& map_u,
-                                                   const Map& map_prev, const Map& map_v2dt2, const Map& map_u1,
-                                                   const Map& map_vel2, MapOrigin o, int chunk, unsigned char* raw) {
+MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPairArgs& a, const PairMaps<Map>& maps,
+                                                   MapOrigin o, int chunk, unsigned char* raw) {
   using S = PairStage<TK, TJ, RY, D>;
 #ifdef __CUDA_ARCH__
   // The kernel's shared array itself (128-B aligned, checked at launch): offsets from it fold into
@@ -215,8 +230,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   blk.sync();
   if (tid == 0)
     for (int q = first; q < first + D && q < last; ++q)
-      stage_pair_plane<TK, TJ, RY, D>(blk, a, q, q - first, i_begin, k0, j0, edge, o, base, map_u, map_prev,
-                                      map_v2dt2, map_u1, map_vel2);
+      stage_pair_plane<TK, TJ, RY, D>(blk, a, q, q - first, i_begin, k0, j0, edge, o, base, maps);
 
   // Slots of plane p (U and head), of plane c (U) and of c, c2 in the u^{n+1} ring.
   int us = 0, hs = 0, ms = S::NU - R, rc = kRing - R;
@@ -293,8 +307,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
     if (n > 0) blk.wait(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u);  // plane n-1 done
     if (tid == 0 && p + D < last) {  // into the U slot of plane p-5 and the head stage of p-1
       blk.fence_proxy();
-      stage_pair_plane<TK, TJ, RY, D>(blk, a, p + D, n + D, i_begin, k0, j0, edge, o, base, map_u, map_prev,
-                                      map_v2dt2, map_u1, map_vel2);
+      stage_pair_plane<TK, TJ, RY, D>(blk, a, p + D, n + D, i_begin, k0, j0, edge, o, base, maps);
     }
     if (first_step) {
 #pragma unroll
@@ -339,14 +352,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
 
 template <int TK, int TJ, int RY, int D>
 __global__ void __launch_bounds__(PairStage<TK, TJ, RY, D>::threads, 1)
-    temporal_tma_iso(IsoPairArgs a, const __grid_constant__ CUtensorMap map_u,
-                     const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
-                     const __grid_constant__ CUtensorMap map_u1,
-                     const __grid_constant__ CUtensorMap map_vel2, MapOrigin o, int chunk) {
+    temporal_tma_iso(IsoPairArgs a, const __grid_constant__ PairMaps<CUtensorMap> maps, MapOrigin o, int chunk) {
   extern __shared__ __align__(128) unsigned char temporal_tma_raw[];
   if ((smem_address(temporal_tma_raw) & 127u) != 0) __trap();  // pair_tma_block's base
-  pair_tma_block<TK, TJ, RY, D>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, map_u1, map_vel2, o, chunk,
-                                temporal_tma_raw);
+  pair_tma_block<TK, TJ, RY, D>(DeviceBlock(), a, maps, o, chunk, temporal_tma_raw);
 }
 
 // --- host side ----------------------------------------------------------------------------------
@@ -370,13 +379,8 @@ void launch_kernel(const IsoPairArgs& a, int chunk, cudaStream_t s) {
   constexpr auto kernel = &temporal_tma_iso<TK, TJ, RY, D>;
   ensure_smem_limit<kernel>(S::smem_bytes);
   const MapOrigin o = map_origin(a.box, a.u.box);
-  const CUtensorMap mu = tensor_map(a.u, S::UX, S::UY);
-  const CUtensorMap mp = tensor_map(a.u_prev, S::BX, S::BY);
-  const CUtensorMap mv = tensor_map(a.v2dt2, S::BX, S::BY);
-  const CUtensorMap m1 = tensor_map(a.u1, S::BX, S::BY);
-  const CUtensorMap m2 = tensor_map(a.v2dt2, TK, TJ);
-  kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::threads, 1, 1), S::smem_bytes, s>>>(a, mu, mp, mv, m1, m2, o,
-                                                                                          chunk);
+  const auto maps = pair_maps<TK, TJ, S>(a, [](const auto& v, int bx, int by) { return tensor_map(v, bx, by); });
+  kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::threads, 1, 1), S::smem_bytes, s>>>(a, maps, o, chunk);
 }
 
 /// The same block body on host threads over host arrays (block_emulation.hpp), with the grid,
@@ -385,15 +389,11 @@ template <int TK, int TJ, int RY, int D>
 void emulate_kernel(const IsoPairArgs& a, int chunk) {
   using S = PairStage<TK, TJ, RY, D>;
   const MapOrigin o = map_origin(a.box, a.u.box);
-  const HostTensorMap mu = HostTensorMap::of(a.u, S::UX, S::UY);
-  const HostTensorMap mp = HostTensorMap::of(a.u_prev, S::BX, S::BY);
-  const HostTensorMap mv = HostTensorMap::of(a.v2dt2, S::BX, S::BY);
-  const HostTensorMap m1 = HostTensorMap::of(a.u1, S::BX, S::BY);
-  const HostTensorMap m2 = HostTensorMap::of(a.v2dt2, TK, TJ);
+  const auto maps = pair_maps<TK, TJ, S>(a, [](const auto& v, int bx, int by) { return HostTensorMap::of(v, bx, by); });
   const dim3 g = pair_grid<TK, TJ>(a, o, chunk);
   const int grid[3] = {static_cast<int>(g.x), static_cast<int>(g.y), static_cast<int>(g.z)};
   emulate_grid(grid, S::threads, 1, S::smem_bytes, [&](HostBlock& blk, unsigned char* raw) {
-    pair_tma_block<TK, TJ, RY, D>(blk, a, mu, mp, mv, m1, m2, o, chunk, raw);
+    pair_tma_block<TK, TJ, RY, D>(blk, a, maps, o, chunk, raw);
   });
 }
 
