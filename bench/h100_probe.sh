@@ -4,7 +4,10 @@
 # has built: the inner kernel of each spec in PROBE_SPECS, then Minimod's layer (pml_stream) one
 # launch per slab (MINIMOD_PML_PER_SLAB=1). Logs go to $OUT when set.
 #   bash bench/h100_probe.sh
-# Environment: PROBE_SPECS (default semi_tma:64x32x64), SHAPE (default 1000).
+# Environment: PROBE_SPECS (default semi_tma:64x32x64), SHAPE (default 1000), PROBE_PAIRS (two-step
+# specs, e.g. temporal_tma:32x24x128), PROBE_CLOCK_SPECS (kernels run end to end while the SM clock
+# is sampled), PROBE_STALL_SPEC / PROBE_STALL_KERNEL / PROBE_STALL_SHAPE (stalls per SASS
+# instruction), PROBE_SASS (a regex of kernel names to disassemble), PROBE_SKIP_SLABS=1.
 set -uo pipefail
 out=${OUT:-/tmp}
 shape=${SHAPE:-1000}
@@ -12,7 +15,7 @@ bench=build/bench/minimod_bench
 metrics=smsp__issue_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,lts__t_sector_hit_rate.pct,lts__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__grid_size,launch__registers_per_thread
 # One line per profiled launch: kernel, then the metrics in order.
 summarise() {
-  awk '/(semi_tma_iso|pml_stream).*\(/ && !/Metric/ {match($0, /(semi_tma_iso|pml_stream)/); name=substr($0, RSTART, RLENGTH)}
+  awk '/(semi_tma_iso|temporal_tma_iso|pml_stream).*\(/ && !/Metric/ {match($0, /(semi_tma_iso|temporal_tma_iso|pml_stream)/); name=substr($0, RSTART, RLENGTH)}
        NF >= 2 && $1 ~ /__/ {v[$1]=$NF; u[$1]=(NF >= 3 ? $(NF-1) : "")}
        $1 == "smsp__issue_active.avg.pct_of_peak_sustained_active" {
          printf "%-14s t=%s%s rd=%s%s wr=%s%s dram=%s%% l2hit=%s%% l2=%s%% warps=%s%% grid=%s regs=%s issue=%s%%\n", name,
@@ -29,7 +32,35 @@ prof() {  # label, kernel regex, launches to skip, launches to profile, then min
 }
 command -v ncu > /dev/null || { echo "no ncu on this machine"; exit 1; }
 echo "== ncu ($shape)"
-for spec in ${PROBE_SPECS:-semi_tma:64x32x64}; do
+for spec in ${PROBE_SPECS-semi_tma:64x32x64}; do
   prof "inner-${spec//:/_}" semi_tma_iso 2 1 --kernels "$spec"
 done
-MINIMOD_PML_PER_SLAB=1 prof pml-per-slab pml_stream 6 6 --kernels semi_tma:64x32x64
+[ "${PROBE_SKIP_SLABS:-0}" = 1 ] || MINIMOD_PML_PER_SLAB=1 prof pml-per-slab pml_stream 6 6 --kernels semi_tma:64x32x64
+# A two-step family: its pair kernel and the layer's launches around it (one pair: the slabs of
+# u^{n+1}, the pair kernel, the slabs of u^{n+2}), one launch per slab.
+for spec in ${PROBE_PAIRS:-}; do
+  MINIMOD_PML_PER_SLAB=1 prof "pair-${spec//:/_}" "temporal_tma_iso|pml_stream" 13 13 --kernels "$spec"
+done
+# Warp stalls per SASS instruction of one kernel (PROBE_STALL_KERNEL regex, PROBE_STALL_SPEC, at
+# PROBE_STALL_SHAPE, default 512): $OUT/stall-<label>.csv.gz, and the stall reasons summed.
+if [ -n "${PROBE_STALL_SPEC:-}" ]; then
+  label=${PROBE_STALL_SPEC//:/_}
+  ncu --kernel-name regex:"${PROBE_STALL_KERNEL:-temporal_tma_iso}" --launch-skip "${PROBE_STALL_SKIP:-1}" --launch-count 1 \
+    --section SourceCounters --section WarpStateStats --section LaunchStats --section Occupancy -f -o /tmp/stall \
+    $bench --backend cuda --shapes "${PROBE_STALL_SHAPE:-512}" --steps 3 --warmup 1 --kernels "$PROBE_STALL_SPEC" > "$out/ncu-stall-$label.log" 2>&1
+  ncu -i /tmp/stall.ncu-rep --page source --csv --print-source sass 2> /dev/null | gzip > "$out/stall-$label.csv.gz"
+  ncu -i /tmp/stall.ncu-rep --page details 2> /dev/null | grep -E "Stall|Warp Cycles|Issued|Eligible|Active Warps|Registers|Duration" | head -40
+fi
+# The SASS of the kernels matching PROBE_SASS (cuobjdump over the bench binary): $OUT/sass.txt.gz.
+if [ -n "${PROBE_SASS:-}" ] && command -v cuobjdump > /dev/null; then
+  cuobjdump -sass "$bench" 2> /dev/null | awk -v re="$PROBE_SASS" '/Function :/ {keep = ($0 ~ re)} keep' | gzip > "$out/sass.txt.gz"
+  echo "sass: $(zcat "$out/sass.txt.gz" | grep -c 'Function :') functions"
+fi
+# The SM clock and power while Minimod's case runs end to end (not under the profiler).
+if [ -n "${PROBE_CLOCK_SPECS:-}" ]; then
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader -lms 200 > "$out/clocks.log" &
+  smi=$!
+  $bench --backend cuda --shapes "$shape" --steps 300 --kernels "$PROBE_CLOCK_SPECS" 2>&1 | grep '^|'
+  kill $smi
+  echo "-- SM clock (MHz) while it ran: $(awk -F, '{gsub(/ MHz/, "", $1); if ($1 + 0 > 1000) print $1 + 0}' "$out/clocks.log" | sort -n | uniq -c | sort -rn | head -5 | tr '\n' ' ')"
+fi
