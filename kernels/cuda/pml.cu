@@ -22,6 +22,7 @@
 #include "kernels/cuda/column_queue.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/emulation.hpp"
+#include "kernels/cuda/fast_div.hpp"
 #include "kernels/cuda/pml_kernel.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/thread_point.cuh"
@@ -39,6 +40,7 @@ constexpr int R = physics::kRadius;
 
 constexpr int kThreads = 256;     // block size; a tile uses tx * ty <= kThreads of them
 constexpr int kMaxBoxes = 8;      // slabs per launch (6 PML faces)
+constexpr int kMaxBlocks = 1 << 24;  // per launch: FastDiv splits block indices below it
 constexpr int kSmemFloats = 2600;  // (ty + 8) * (tx + 32) for every tile shape make_tile picks
 
 /// One slab cut into (k, j) tiles and i chunks; blocks [first_block, next box's first_block).
@@ -50,6 +52,8 @@ struct PmlTile {
   int tiles_k, tiles_j, tiles_i;
   int order[3];  // axes (0 k, 1 j, 2 i) from the fastest-varying block index to the slowest
   int first_block;
+  int n0, n1;           // tiles along order[0] and order[1]
+  FastDiv by_n0, by_n1, by_tx;
 };
 
 struct PmlTiles {
@@ -82,6 +86,8 @@ PmlTile make_tile(const physics::Box3& box, const float* u_lo, int chunk) {
   const int n[3] = {t.tiles_k, t.tiles_j, t.tiles_i};
   t.order[0] = 0, t.order[1] = 1, t.order[2] = 2;
   std::stable_sort(t.order, t.order + 3, [&n](int x, int y) { return n[x] < n[y]; });
+  t.n0 = n[t.order[0]], t.n1 = n[t.order[1]];
+  t.by_n0 = fast_div_by(t.n0), t.by_n1 = fast_div_by(t.n1), t.by_tx = fast_div_by(t.tx);
   return t;
 }
 
@@ -192,18 +198,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE StreamColumn stream_column(const PmlTiles& tiles,
   for (int b = 1; b < tiles.count; ++b)
     if (block >= tiles.t[b].first_block) c.tile = b;
   const PmlTile& t = tiles.t[c.tile];
-  int rest = block - t.first_block, bk = 0, bj = 0, bi = 0;
-  for (int d = 0; d < 3; ++d) {  // selects, not an indexed array (which would live in local memory)
-    const int axis = t.order[d];
-    const int count = axis == 0 ? t.tiles_k : axis == 1 ? t.tiles_j : t.tiles_i;
-    const int b = rest % count;
-    rest /= count;
-    bk = axis == 0 ? b : bk;
-    bj = axis == 1 ? b : bj;
-    bi = axis == 2 ? b : bi;
-  }
-  c.tx = thread % t.tx;
-  c.ty = thread / t.tx;
+  // The block's tile along the fastest axis, the next and the slowest (unsigned, by FastDiv).
+  const unsigned rest = static_cast<unsigned>(block - t.first_block);
+  const unsigned q0 = t.by_n0(rest), q1 = t.by_n1(q0);
+  const int b0 = static_cast<int>(rest - q0 * static_cast<unsigned>(t.n0));
+  const int b1 = static_cast<int>(q0 - q1 * static_cast<unsigned>(t.n1)), b2 = static_cast<int>(q1);
+  // selects, not an indexed array (which would live in local memory)
+  const auto along = [&t, b0, b1, b2](int axis) { return t.order[0] == axis ? b0 : t.order[1] == axis ? b1 : b2; };
+  const int bk = along(0), bj = along(1), bi = along(2);
+  c.ty = static_cast<int>(t.by_tx(static_cast<unsigned>(thread)));
+  c.tx = thread - c.ty * t.tx;
   const bool active = c.ty < t.ty;  // spare threads of the block only take part in the barriers
   const physics::Index3 lo = t.box.lo, hi = t.box.hi();
   c.k = t.k0 + bk * t.tx + c.tx;
@@ -298,7 +302,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
 /// stream (65 536 registers), instead of one. H100 (bench/results/2026-11-24-h100-session5.md):
 /// +0.1-0.3% end to end at 1000^3, 512^3 and 1200x800x600 (139.37 against 139.25 GPts/s at
 /// 1000^3 with semi_tma 128x16x64).
-__global__ void __maxnreg__(56) pml_stream(PmlStepArgs a, PmlTiles tiles) {
+template <int kRegs>
+__global__ void __maxnreg__(kRegs) pml_stream(PmlStepArgs a, PmlTiles tiles) {
   __shared__ float s[kSmemFloats];
   pml_stream_block(DeviceBlock(), a, tiles, s);
 }
@@ -536,8 +541,9 @@ void plan_slabs(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, i
       throw Error(std::string(what) + ": tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) +
                   " does not fit the shared plane");
     const std::int64_t blocks = static_cast<std::int64_t>(t.tiles_k) * t.tiles_j * t.tiles_i;
-    if (tiles.count == kMaxBoxes || static_cast<std::int64_t>(tiles.blocks) + blocks > INT32_MAX)
+    if (tiles.count == kMaxBoxes || static_cast<std::int64_t>(tiles.blocks) + blocks > kMaxBlocks)
       flush();
+    if (blocks > kMaxBlocks) throw Error(std::string(what) + ": a slab of " + std::to_string(blocks) + " blocks");
     t.first_block = tiles.blocks;
     tiles.t[tiles.count++] = t;
     tiles.blocks += static_cast<int>(blocks);
@@ -654,11 +660,17 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   // 64x32x64 inside, 1000^3 / 512^3): 4: 136.8 / 116.5, 6: 138.0 / 117.4, 8: 138.3 / 117.8,
   // 12: 137.8 / 116.5, 16: 136.8 / 115.7, 64: 134.9 / 113.9 GPts/s. Short chunks re-read more u
   // planes (8 per chunk) but give the latency-bound kernel ~8x the blocks.
-  constexpr int chunk = 8;
+  static const int chunk = env_int("MINIMOD_PML_CHUNK", 8);        // EXPERIMENT
+  static const int regs = env_int("MINIMOD_PML_REGS", 48);  // EXPERIMENT
   // MINIMOD_PML_PER_SLAB=1: one launch per slab, so that a profiler times each face (benchmarks).
   static const bool per_slab = env_int("MINIMOD_PML_PER_SLAB", 0) != 0;
   plan_slabs(a, boxes, chunk, per_slab, "pml", [&](const PmlTiles& tiles) {
-    pml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+    if (regs == 56)
+      pml_stream<56><<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+    else if (regs == 40)
+      pml_stream<40><<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+    else
+      pml_stream<48><<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
     MM_CUDA_CHECK_LAUNCH("pml");
   });
 }
