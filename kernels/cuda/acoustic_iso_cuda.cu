@@ -389,9 +389,6 @@ class CudaAcousticIso final : public Propagator {
   }
 
   bool cpml() const { return p_.pml_kind == pml::PmlKind::cpml; }
-  bool any_free_surface() const {
-    return std::any_of(p_.free_surface.begin(), p_.free_surface.end(), [](bool f) { return f; });
-  }
 
   /// A snapshot gather still reading a field this step writes: every field but u (read only here)
   /// makes the writing streams wait for it.

@@ -297,13 +297,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
 }
 
 
-/// At most 56 registers (54 used, no spills; 58 without the cap): two of its 256-thread blocks
-/// then fit on an SM beside one 512-thread, 72-register block of semi_tma running on the other
-/// stream (65 536 registers), instead of one. H100 (bench/results/2026-11-24-h100-session5.md):
-/// +0.1-0.3% end to end at 1000^3, 512^3 and 1200x800x600 (139.37 against 139.25 GPts/s at
-/// 1000^3 with semi_tma 128x16x64).
-template <int kRegs>
-__global__ void __maxnreg__(kRegs) pml_stream(PmlStepArgs a, PmlTiles tiles) {
+/// At most 48 registers (48 used, no spills since FastDiv splits the indices; 55 without the
+/// cap): five of its 256-thread blocks fit on an SM (four at 56), and two beside one 512-thread,
+/// 72-register block of semi_tma running on the other stream. H100, 1000^3
+/// (bench/results/2026-11-24-h100-session9.md): the layer's six slabs 1.95 -> 1.85 ms (Nsight
+/// Compute), end to end semi_tma 128x16x64 139.70 / 139.45 and temporal_tma 32x24x128 137.12 /
+/// 137.86 GPts/s at 56 / 48; 40 registers spill (36 B) and ran at 132.7 / 129.9.
+__global__ void __maxnreg__(48) pml_stream(PmlStepArgs a, PmlTiles tiles) {
   __shared__ float s[kSmemFloats];
   pml_stream_block(DeviceBlock(), a, tiles, s);
 }
@@ -660,17 +660,11 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   // 64x32x64 inside, 1000^3 / 512^3): 4: 136.8 / 116.5, 6: 138.0 / 117.4, 8: 138.3 / 117.8,
   // 12: 137.8 / 116.5, 16: 136.8 / 115.7, 64: 134.9 / 113.9 GPts/s. Short chunks re-read more u
   // planes (8 per chunk) but give the latency-bound kernel ~8x the blocks.
-  static const int chunk = env_int("MINIMOD_PML_CHUNK", 8);        // EXPERIMENT
-  static const int regs = env_int("MINIMOD_PML_REGS", 48);  // EXPERIMENT
+  constexpr int chunk = 8;  // 16: 136.0 / 134.5 GPts/s against 139.5 / 137.9 at 48 registers (session 9)
   // MINIMOD_PML_PER_SLAB=1: one launch per slab, so that a profiler times each face (benchmarks).
   static const bool per_slab = env_int("MINIMOD_PML_PER_SLAB", 0) != 0;
   plan_slabs(a, boxes, chunk, per_slab, "pml", [&](const PmlTiles& tiles) {
-    if (regs == 56)
-      pml_stream<56><<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
-    else if (regs == 40)
-      pml_stream<40><<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
-    else
-      pml_stream<48><<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
+    pml_stream<<<tiles.blocks, kThreads, 0, s>>>(a, tiles);
     MM_CUDA_CHECK_LAUNCH("pml");
   });
 }
