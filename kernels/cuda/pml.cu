@@ -228,7 +228,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE StreamColumn stream_column(const PmlTiles& tiles,
 }
 
 /// Minimod's damped update on the slabs of `tiles`, streamed along i (the scheme at the top of
-/// this file), `s` 2 kSmemFloats of shared memory. Written against block_model.cuh, so that
+/// this file), `s` kSmemFloats of shared memory. Written against block_model.cuh, so that
 /// emulate_pml_stream runs it on host threads (tests/gpu/pml_stream_emulation_test.cpp).
 #pragma nv_exec_check_disable
 template <class Block>
@@ -256,11 +256,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
   }
 
   const int S = t.tx + 32;  // row pitch: cell (ty, tx) sits at bank (thread index + const) % 32
-  // Two planes, alternating: plane i is staged into one while the other may still be read for
-  // plane i-1, so one barrier a plane suffices (a thread that passed plane i's barrier has
-  // finished plane i-1; it stages plane i+1 into the buffer plane i-1 used).
-  float* own = s + (c.ty + R) * S + c.tx + R;
-  float* other = own + kSmemFloats;
+  float* const own = s + (c.ty + R) * S + c.tx + R;
 
   ColumnQueue col{c.has_u, c.klo, c.khi, c.jlo, c.jhi, sx, sy4};  // u(i-4 .. i+4), halo cells
   col.fill(pu);
@@ -275,8 +271,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
       nvv = writes ? load(pv + sx) : 0.0f;
       nax = writes ? pa[sx] : 0.0f;
     }
+    blk.sync();  // everyone is done reading the previous plane
     col.stage(own, S);
-    blk.sync();  // plane i is staged (and everyone is done with plane i-1)
+    blk.sync();
     if (writes) {
       const float* const q = col.q;
       const auto at = [q, own, S](int di, int dj, int dk) {
@@ -296,9 +293,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
     pp += sx;
     pv += sx;
     pa += sx;
-    float* const swap = own;
-    own = other;
-    other = swap;
   }
 }
 
@@ -310,7 +304,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
 /// Compute), end to end semi_tma 128x16x64 139.70 / 139.45 and temporal_tma 32x24x128 137.12 /
 /// 137.86 GPts/s at 56 / 48; 40 registers spill (36 B) and ran at 132.7 / 129.9.
 __global__ void __maxnreg__(48) pml_stream(PmlStepArgs a, PmlTiles tiles) {
-  __shared__ float s[2 * kSmemFloats];
+  __shared__ float s[kSmemFloats];
   pml_stream_block(DeviceBlock(), a, tiles, s);
 }
 
@@ -677,7 +671,7 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
 
 void emulate_pml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk) {
   plan_slabs(a, boxes, chunk, false, "pml", [&](const PmlTiles& tiles) {
-    emulate_tiles(tiles, 2 * kSmemFloats, [&](HostBlock& blk, float* sm) { pml_stream_block(blk, a, tiles, sm); });
+    emulate_tiles(tiles, kSmemFloats, [&](HostBlock& blk, float* sm) { pml_stream_block(blk, a, tiles, sm); });
   });
 }
 
