@@ -30,9 +30,7 @@
 // 128-B boundaries of the allocation (map_origin in tensor_map.cuh: a region starting at k = 27,
 // Minimod's inner box, starts its first tile at k = -4 and writes from 27), so output rows cover
 // whole sectors and every u box row (from k0 - 4) starts on a 16-B boundary.
-#include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
@@ -271,27 +269,6 @@ __global__ void __launch_bounds__(TX * TY / RY)
   semi_tma_mode<TX, TY, RY, NS, kMode>(DeviceBlock(), a, map_u, map_prev, map_v2dt2, origin, chunk, semi_tma_raw);
 }
 
-/// EXPERIMENT: semi_tma (inner box only) with one block per SM slot walking the tiles in launch
-/// order (k fastest, then j, then the i chunk), so that the blocks working at one time are
-/// neighbours that started together.
-template <int TX, int TY, int RY, int NS>
-__global__ void __launch_bounds__(TX * TY / RY)
-    semi_tma_iso_persistent(IsoStepArgs a, const __grid_constant__ CUtensorMap map_u,
-                            const __grid_constant__ CUtensorMap map_prev, const __grid_constant__ CUtensorMap map_v2dt2,
-                            MapOrigin origin, int chunk, dim3 tiles) {
-  extern __shared__ unsigned char semi_tma_raw[];
-  const unsigned total = tiles.x * tiles.y * tiles.z;
-  for (unsigned t = blockIdx.x; t < total; t += gridDim.x) {
-    DeviceBlock blk;
-    blk.bx = static_cast<int>(t % tiles.x);
-    blk.by = static_cast<int>((t / tiles.x) % tiles.y);
-    blk.bz = static_cast<int>(t / (tiles.x * tiles.y));
-    semi_tma_block<TX, TY, RY, NS, false>(blk, a, map_u, map_prev, map_v2dt2, origin, chunk, semi_tma_raw);
-    __syncthreads();  // every thread is through the tile before thread 0 re-initialises the mbarriers
-    if (threadIdx.x == 0 && threadIdx.y == 0) blk.fence_proxy();  // the stages' reads before the next copies
-  }
-}
-
 // --- host side ----------------------------------------------------------------------------------
 
 /// A tile's kernels, launches and emulations, indexed by LayerMode.
@@ -317,21 +294,6 @@ void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   const dim3 block(TX, TY / RY, 1);
   const dim3 grid(ceil_div(a.region.n.k + origin.shift, TX), ceil_div(a.region.n.j, TY),
                   ceil_div(a.region.n.i, chunk));
-  static const bool persistent = std::getenv("MINIMOD_TMA_PERSISTENT") && std::atoi(std::getenv("MINIMOD_TMA_PERSISTENT")) != 0;  // EXPERIMENT
-  if constexpr (kMode == LayerMode::none) {
-    if (persistent) {
-      constexpr auto pk = &semi_tma_iso_persistent<TX, TY, RY, NS>;
-      ensure_smem_limit<pk>(bytes);
-      int dev = 0, sms = 0, per_sm = 0;
-      MM_CUDA_CHECK(cudaGetDevice(&dev));
-      MM_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-      MM_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, pk, TX * TY / RY, bytes));
-      const unsigned total = grid.x * grid.y * grid.z;
-      const unsigned blocks = std::min<unsigned>(total, static_cast<unsigned>(sms * std::max(1, per_sm)));
-      pk<<<blocks, block, bytes, s>>>(a, mu, mp, mv, origin, chunk, grid);
-      return;
-    }
-  }
   kernel<<<grid, block, bytes, s>>>(a, mu, mp, mv, origin, chunk);
 }
 
