@@ -141,7 +141,6 @@ struct HostBlock {
     state->landed(bar, m.bytes());
   }
   void wait(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }
-  void wait_sleeping(std::uint64_t* bar, unsigned parity, unsigned) const { state->wait(bar, parity); }
 };
 
 /// Runs body(blk, shared) for every thread of every block of `grid`, blocks of (bx, by) threads,

@@ -88,14 +88,6 @@ struct DeviceBlock {
     for (unsigned tries = 0; !try_wait(bar, parity); ++tries)
       if (tries > (1u << 22)) __trap();
   }
-  /// The same, sleeping `ns` nanoseconds between tries (for a thread that has slack: its retries
-  /// would take issue slots from the threads it waits for).
-  __device__ __forceinline__ void wait_sleeping(std::uint64_t* bar, unsigned parity, unsigned ns) const {
-    for (unsigned tries = 0; !try_wait(bar, parity); ++tries) {
-      if (tries > (1u << 22)) __trap();
-      __nanosleep(ns);
-    }
-  }
 };
 
 }  // namespace minimod::kernels::cuda

@@ -29,7 +29,6 @@
 // laplacian8 through accessors and leapfrog, as the CPU. Single steps (several subdomains, the
 // CPML, free surfaces) are semi_tma's.
 #include <cstdint>
-#include <cstdlib>
 #include <type_traits>
 
 #include "kernels/cuda/block_emulation.hpp"
@@ -180,7 +179,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE int next_slot(int x, int n) { return x + 1 == n ?
 // silenced here and restored after the function.
 #pragma nv_diag_suppress 20011, 20014
 #pragma nv_exec_check_disable
-__device__ unsigned g_ring_sleep_ns = 0;  // EXPERIMENT
 template <int TK, int TJ, int RY, int D, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPairArgs& a, const PairMaps<Map>& maps,
                                                    MapOrigin o, int chunk, unsigned char* raw) {
@@ -196,11 +194,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(base + S::kBarOffset);
 
   const int tid = blk.tx;  // a one-dimensional block of S::threads
-#ifdef __CUDA_ARCH__
-  const unsigned ring_sleep_ns = g_ring_sleep_ns;  // EXPERIMENT
-#else
-  const unsigned ring_sleep_ns = 0;
-#endif
   const physics::Index3 lo = a.box.lo, hi = a.box.hi();
   const int k0 = lo.k - o.shift + blk.bx * TK, j0 = lo.j + blk.by * TJ;  // the output tile's corner
   const int i_begin = lo.i + blk.bz * chunk;
@@ -311,12 +304,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
       }
     }
 
-    if (n > 0) {  // plane n-1 done
-      if (tile || ring_sleep_ns == 0)
-        blk.wait(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u);
-      else
-        blk.wait_sleeping(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u, ring_sleep_ns);
-    }
+    if (n > 0) blk.wait(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u);  // plane n-1 done
     if (tid == 0 && p + D < last) {  // into the U slot of plane p-5 and the head stage of p-1
       blk.fence_proxy();
       stage_pair_plane<TK, TJ, RY, D>(blk, a, p + D, n + D, i_begin, k0, j0, edge, o, base, maps);
@@ -392,12 +380,6 @@ void launch_kernel(const IsoPairArgs& a, int chunk, cudaStream_t s) {
   ensure_smem_limit<kernel>(S::smem_bytes);
   const MapOrigin o = map_origin(a.box, a.u.box);
   const auto maps = pair_maps<TK, TJ, S>(a, [](const auto& v, int bx, int by) { return tensor_map(v, bx, by); });
-  static const unsigned sleep_ns = std::getenv("MINIMOD_RING_SLEEP_NS") ? static_cast<unsigned>(std::atoi(std::getenv("MINIMOD_RING_SLEEP_NS"))) : 0u;  // EXPERIMENT
-  static bool sleep_set = false;
-  if (!sleep_set) {
-    MM_CUDA_CHECK(cudaMemcpyToSymbol(g_ring_sleep_ns, &sleep_ns, sizeof(sleep_ns)));
-    sleep_set = true;
-  }
   kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::threads, 1, 1), S::smem_bytes, s>>>(a, maps, o, chunk);
 }
 
