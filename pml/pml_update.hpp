@@ -10,11 +10,15 @@ namespace minimod::pml {
 /// inlines both computes it once). On the GPU the reciprocal instruction (rcp.approx, within
 /// 1 ulp) instead of an IEEE division: with two IEEE divisions (and their slow-path calls) the
 /// layer's kernel was bound by its instruction count; this took 30% of them away
-/// (docs/kernels.md, bench/results/2026-11-24-h100-session4.md).
+/// (docs/kernels.md, bench/results/2026-11-24-h100-session4.md). The instruction itself, not
+/// __fdividef(1, d): d >= 1 (eta >= 0), so the latter's guard for tiny divisors (four more
+/// instructions a point) never changes the result.
 MM_HOST_DEVICE MM_FORCE_INLINE float pml_inverse_denominators(float eta) {
   const float d = (1.0f + 2.0f * eta) * (1.0f + eta);
 #if defined(__CUDA_ARCH__)
-  return __fdividef(1.0f, d);
+  float r;
+  asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(d));
+  return r;
 #else
   return 1.0f / d;
 #endif

@@ -261,6 +261,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
   ColumnQueue col{c.has_u, c.klo, c.khi, c.jlo, c.jhi, sx, sy4};  // u(i-4 .. i+4), halo cells
   col.fill(pu);
   float nup = writes ? *pp : 0.0f, nvv = writes ? load(pv) : 0.0f, nax = writes ? *pa : 0.0f;
+  float ex_m = load(ex + i_begin - 1), ex_c = load(ex + i_begin);  // eta_x(i-1), eta_x(i), rolled
 
   for (int i = i_begin; i < i_end; ++i) {
     col.advance();
@@ -271,6 +272,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
       nvv = writes ? load(pv + sx) : 0.0f;
       nax = writes ? pa[sx] : 0.0f;
     }
+    const float ex_p = load(ex + i + 1);
     blk.sync();  // everyone is done reading the previous plane
     col.stage(own, S);
     blk.sync();
@@ -279,8 +281,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
       const auto at = [q, own, S](int di, int dj, int dk) {
         return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
       };
-      const float ex_p = load(ex + i + 1), ex_m = load(ex + i - 1);
-      const float eta = load(ex + i) + ey_j + ez_k;  // the CPU's order: (ex + ey) + ez
+      const float eta = ex_c + ey_j + ez_k;  // the CPU's order: (ex + ey) + ez
       *pn = pml::pml_u_next(up, q[R], vv, physics::laplacian8(at, a.laplacian), ax, eta);
       const float grad =
           pml::pml_gradient_term(ex_p, ex_m, at(1, 0, 0), at(-1, 0, 0), a.inv_4h2[0]) +
@@ -293,6 +294,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
     pp += sx;
     pv += sx;
     pa += sx;
+    ex_m = ex_c;
+    ex_c = ex_p;
   }
 }
 
