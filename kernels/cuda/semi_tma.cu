@@ -31,7 +31,6 @@
 // Minimod's inner box, starts its first tile at k = -4 and writes from 27), so output rows cover
 // whole sectors and every u box row (from k0 - 4) starts on a 16-B boundary.
 #include <cstdint>
-#include <cstdlib>
 
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
@@ -289,12 +288,7 @@ void launch_kernel(const IsoStepArgs& a, int chunk, cudaStream_t s) {
   constexpr int bytes = shared_bytes<TX, TY, NS>();
   ensure_smem_limit<kernel>(bytes);
   const MapOrigin origin = map_origin(a.region, a.u.box);
-  static const int u_promo = std::getenv("MINIMOD_U_PROMOTION") ? std::atoi(std::getenv("MINIMOD_U_PROMOTION")) : 256;  // EXPERIMENT
-  const CUtensorMapL2promotion pu = u_promo == 0 ? CU_TENSOR_MAP_L2_PROMOTION_NONE
-                                    : u_promo == 64 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-                                    : u_promo == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-                                                     : CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-  const CUtensorMap mu = tensor_map(a.u, TX + 2 * R, TY + 2 * R, pu);
+  const CUtensorMap mu = tensor_map(a.u, TX + 2 * R, TY + 2 * R);
   const CUtensorMap mp = tensor_map(a.u_next, TX, TY);
   const CUtensorMap mv = tensor_map(a.v2dt2, TX, TY);
   const dim3 block(TX, TY / RY, 1);
