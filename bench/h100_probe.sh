@@ -6,7 +6,7 @@
 #   bash bench/h100_probe.sh
 # Environment: PROBE_SPECS (default semi_tma:64x32x64), SHAPE (default 1000), PROBE_PAIRS (two-step
 # specs, e.g. temporal_tma:32x24x128), PROBE_CLOCK_SPECS (kernels run end to end while the SM clock
-# is sampled), PROBE_STALL_SPEC / PROBE_STALL_KERNEL / PROBE_STALL_SHAPE (stalls per SASS
+# is sampled), PROBE_STALL_SPEC / PROBE_STALL_KERNEL / PROBE_STALL_SHAPE / PROBE_STALL_SKIP (stalls per SASS
 # instruction), PROBE_SASS (a regex of kernel names to disassemble), PROBE_SKIP_SLABS=1.
 set -uo pipefail
 out=${OUT:-/tmp}

@@ -1,9 +1,11 @@
 // Division by a divisor fixed at launch: n / d as one 64-bit multiply and a shift, for n < 2^24
 // and 1 <= d < 2^16 (M = ceil(2^40 / d); the error n (M - 2^40 / d) / 2^40 < 2^-16 stays below
-// 1/d, so the floor is exact). The streamed slab kernels (pml.cu) split their block and thread
-// indices with it: written out, those divisions and their sign fixes were about half of the ~480
-// instructions a warp ran before its first plane (SASS counts on an H100,
-// bench/results/2026-11-24-h100-session9.md). Host and device.
+// 1/d, so the floor is exact; tests/gpu/fast_div_test.cpp checks every divisor). The streamed
+// slab kernels (pml.cu) split their block and thread indices with it: the slab lookup and four
+// signed divisions with their sign fixes were ~250 of the ~480 instructions a warp of pml_stream
+// ran before its first plane (its SASS with Nsight Compute's counts on an H100,
+// bench/results/2026-11-24-h100-session9.md §2), and without them it fits in 48 registers.
+// Host and device.
 #pragma once
 #include <cstdint>
 #include <string>
