@@ -4,9 +4,9 @@
 // Why. `temporal` moves 10 B per point and step instead of semi_tma's 16, but issues 503
 // instructions a point for its two steps (Nsight Compute, H100, 512^3; semi_tma 104 a step): ~204
 // of them index arithmetic and predicates of its per-thread loads, ~89 register moves, three
-// barriers a plane (bench/results/2026-11-24-h100-session7.md §10). Here one of the ring's threads
-// issues the plane's copies; the others wait, read shared memory and compute (250-290
-// instructions a point and pair, bench/results/2026-11-24-h100-session8.md).
+// barriers a plane (bench/results/2026-11-24-h100-session7.md §10). Here thread 0 issues the
+// plane's copies; the other threads wait, read shared memory and compute (250-290 instructions a
+// point and pair, bench/results/2026-11-24-h100-session8.md).
 //
 // How. A block of (TK+8) x (TJ+8)/RY threads covers a TK x TJ (k, j) output tile plus the ring of
 // 4 whose u^{n+1} the tile's u^{n+2} stencils read; each thread owns one k column and RY
@@ -75,10 +75,6 @@ struct PairStage {
                        kBarOffset = kNextOffset + kRing * kNextSlot;
   static constexpr int smem_bytes = kBarOffset + (NU + 2) * 8 + 128;  // full (NU) and done (2) barriers
   static constexpr int threads = BX * BY / RY;
-  // The thread that issues the tensor copies: the last, one of the ring's (first step only), so
-  // that the tile's warps, which do both steps and end every plane last, do not issue them too.
-  static constexpr int kCopyThread = threads - 1;
-  static_assert(kCopyThread >= TK * TJ / RY, "the copies' thread is one of the ring's");
   static_assert(smem_bytes <= 227 * 1024, "more shared memory than an H100 block may have");
 };
 
@@ -105,10 +101,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE bool takes_u1(bool edge, int c, const physics::Bo
   return edge || c < box.lo.i || c >= box.hi().i;
 }
 
-/// Issued by PairStage::kCopyThread: plane p (n = p - first) into its U slot and head stage:
-/// u^n(p); with c = p - R a first-step plane, u_prev, (v dt)^2 and, where needed, u1 of plane c;
-/// with c2 = p - 2R an output plane, (v dt)^2 of plane c2 over the tile. All complete on the U
-/// slot's mbarrier.
+/// Issued by thread 0: plane p (n = p - first) into its U slot and head stage: u^n(p); with
+/// c = p - R a first-step plane, u_prev, (v dt)^2 and, where needed, u1 of plane c; with c2 =
+/// p - 2R an output plane, (v dt)^2 of plane c2 over the tile. All complete on the U slot's mbarrier.
 #pragma nv_exec_check_disable
 template <int TK, int TJ, int RY, int D, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const IsoPairArgs& a, int p, int n,
@@ -233,7 +228,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
     blk.fence_init();
   }
   blk.sync();
-  if (tid == S::kCopyThread)
+  if (tid == 0)
     for (int q = first; q < first + D && q < last; ++q)
       stage_pair_plane<TK, TJ, RY, D>(blk, a, q, q - first, i_begin, k0, j0, edge, o, base, maps);
 
@@ -251,7 +246,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   // No block barrier: each thread arrives on `done` when it is through with plane n (n even and
   // odd alternate between two mbarriers) and, at plane n, waits for plane n-1's completion only
   // after its first step's loads and arithmetic: before it writes the ring slot that plane n-1's
-  // second step read, and before the copies' thread refills the U slot and head stage plane n-1 read. A
+  // second step read, and before thread 0 refills the U slot and head stage plane n-1 read. A
   // plane's writes to the ring are read 4 planes later, after 3 such waits. Threads may thus run
   // up to a plane's first step apart (with __syncthreads the block barrier took 15% of the warp
   // samples, Nsight Compute at 5ac1d46).
@@ -310,7 +305,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
     }
 
     if (n > 0) blk.wait(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u);  // plane n-1 done
-    if (tid == S::kCopyThread && p + D < last) {  // into the U slot of plane p-5 and the head stage of p-1
+    if (tid == 0 && p + D < last) {  // into the U slot of plane p-5 and the head stage of p-1
       blk.fence_proxy();
       stage_pair_plane<TK, TJ, RY, D>(blk, a, p + D, n + D, i_begin, k0, j0, edge, o, base, maps);
     }
