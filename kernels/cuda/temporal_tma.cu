@@ -405,8 +405,7 @@ constexpr Variant variant() {
 
 // (k, j) output tiles; RY rows per thread; D planes in flight (as many as the shared memory allows).
 const Variant kVariants[] = {variant<32, 16, 1, 4>(), variant<32, 8, 1, 4>(), variant<32, 24, 2, 4>(),
-                             variant<64, 16, 2, 3>(), variant<32, 32, 4, 3>(), variant<48, 24, 2, 3>(),
-                             variant<56, 24, 2, 2>(), variant<40, 32, 4, 2>()};
+                             variant<64, 16, 2, 3>(), variant<32, 32, 4, 3>(), variant<48, 24, 2, 3>()};
 
 const Variant& find(const Tile& t) { return find_chunked_variant(kVariants, t, "temporal_tma"); }
 
@@ -426,12 +425,14 @@ KernelFamily family() {
   KernelFamily f;
   f.name = "temporal_tma";
   f.propagators = {PropagatorKind::acoustic_iso};
-  // (k, j) tile and chunk: on an H100 at 1000^3 (bench/results/2026-11-24-h100-session8.md §8,
-  // §10) 32x24x128 137.7 GPts/s end to end, 64x16x128 135.8-136.8, 32x32x192 136.1, 64x16x96
-  // 136.3, 32x32x128 135.3; smaller tiles recompute more of the ring (32x16 109.7, 32x8 82.1).
-  f.tunables = {{64, 16, 128}, {32, 24, 128}, {32, 32, 192}, {64, 16, 96},
-                {32, 24, 64},  {32, 32, 128}, {32, 16, 128}, {32, 8, 128}, {48, 24, 128},
-                {48, 24, 96},  {56, 24, 96},  {56, 24, 128}, {40, 32, 96},  {40, 32, 128}};
+  // (k, j) tile and chunk: on an H100 at 1000^3 (bench/results/2026-11-24-h100-session9.md §11)
+  // 48x24x96 143.0-143.2 GPts/s end to end, 48x24x128 142.8, 48x24x64 141.1 (its ring 1.56x the
+  // outputs, 28 warps); 32x24x128 137.6-138.1, 64x16x128 136.8-136.9 (session8 §8, §10: 32x32x192
+  // 136.1, 64x16x96 136.3, 32x32x128 135.3); smaller tiles recompute more of the ring (32x16
+  // 109.7, 32x8 82.1). Tried and dropped: 56x24 (2 planes in flight, 64 registers: 132.5), 40x32
+  // (4 rows: 137.9).
+  f.tunables = {{48, 24, 96},  {48, 24, 128}, {48, 24, 64},  {32, 24, 128}, {64, 16, 128}, {32, 32, 192},
+                {64, 16, 96},  {32, 24, 64},  {32, 32, 128}, {32, 16, 128}, {32, 8, 128}};
   f.launch = &launch_single_by_semi_tma;
   f.launch_pair = &launch_pair;
   f.description = "2 time steps per sweep, planes staged by tensor copies (TMA), ring recomputed; sm_90+";
