@@ -6,7 +6,7 @@
 #   bash bench/h100_probe.sh
 # Environment: PROBE_SPECS (default semi_tma:64x32x64), SHAPE (default 1000), PROBE_PAIRS (two-step
 # specs, e.g. temporal_tma:32x24x128), PROBE_CLOCK_SPECS (kernels run end to end while the SM clock
-# is sampled), PROBE_STALL_SPEC / PROBE_STALL_KERNEL / PROBE_STALL_SHAPE / PROBE_STALL_SKIP (stalls per SASS
+# is sampled), PROBE_STALL_SPEC / _KERNEL / _SHAPE / _SKIP / _ARGS (stalls per SASS
 # instruction), PROBE_SASS (a regex of kernel names to disassemble), PROBE_SKIP_SLABS=1.
 set -uo pipefail
 out=${OUT:-/tmp}
@@ -42,12 +42,14 @@ for spec in ${PROBE_PAIRS:-}; do
   MINIMOD_PML_PER_SLAB=1 prof "pair-${spec//:/_}" "temporal_tma_iso|pml_stream" 13 13 --kernels "$spec"
 done
 # Warp stalls per SASS instruction of one kernel (PROBE_STALL_KERNEL regex, PROBE_STALL_SPEC, at
-# PROBE_STALL_SHAPE, default 512): $OUT/stall-<label>.csv.gz, and the stall reasons summed.
+# PROBE_STALL_SHAPE, default 512; PROBE_STALL_ARGS more minimod_bench arguments, e.g.
+# `--propagator acoustic_tti`): $OUT/stall-<label>.csv.gz, and the stall reasons summed.
 if [ -n "${PROBE_STALL_SPEC:-}" ]; then
   label=${PROBE_STALL_SPEC//:/_}
   ncu --kernel-name regex:"${PROBE_STALL_KERNEL:-temporal_tma_iso}" --launch-skip "${PROBE_STALL_SKIP:-1}" --launch-count 1 \
     --section SourceCounters --section WarpStateStats --section LaunchStats --section Occupancy -f -o /tmp/stall \
-    $bench --backend cuda --shapes "${PROBE_STALL_SHAPE:-512}" --steps 3 --warmup 1 --kernels "$PROBE_STALL_SPEC" > "$out/ncu-stall-$label.log" 2>&1
+    $bench --backend cuda --shapes "${PROBE_STALL_SHAPE:-512}" --steps 3 --warmup 1 --kernels "$PROBE_STALL_SPEC" \
+    ${PROBE_STALL_ARGS:-} > "$out/ncu-stall-$label.log" 2>&1
   ncu -i /tmp/stall.ncu-rep --page source --csv --print-source sass 2> /dev/null | gzip > "$out/stall-$label.csv.gz"
   ncu -i /tmp/stall.ncu-rep --page details 2> /dev/null | grep -E "Stall|Warp Cycles|Issued|Eligible|Active Warps|Registers|Duration" | head -40
 fi

@@ -8,7 +8,8 @@
 # SKIP_TESTS=1, PROFILE=1 (ncu on a 512^3 run; PROFILE_SPEC, PROFILE_KERNELS), SKIP_AUTO=1, SKIP_UNFUSED=1,
 # SKIP_CPML=1 (the CPML table, point vs streamed passes: CPML_KERNELS, CPML_SHAPES).
 # SKIP_TTI=1, SKIP_ISO=1, TTI_SHAPES, PROFILE_TTI=1 (ncu on the TTI kernel; PROFILE_TTI_SPEC),
-# PROFILE_TTI_SOURCE=1 (its warp-stall samples per SASS instruction, $OUT/tti-sass.csv.gz).
+# PROFILE_TTI_SOURCE=1 (its warp-stall samples per SASS instruction, by bench/h100_probe.sh:
+# $OUT/stall-<spec>.csv.gz).
 # Families marked unverified are in the gpu tests and the tables but not in
 # `auto` until the registry's mark is removed.
 set -uo pipefail
@@ -91,13 +92,10 @@ if [ "${PROFILE_TTI:-0}" = 1 ] && command -v ncu > /dev/null; then
   echo "-- stalls (warps per issued instruction), largest first"
   grep -E "smsp__average_warps_issue_stalled_" "$out/ncu-tti.log" | awk '{print $NF, $1}' | sort -rn | head -12
 fi
-if [ "${PROFILE_TTI_SOURCE:-0}" = 1 ] && command -v ncu > /dev/null; then
-  # Warp-stall samples per SASS instruction of the TTI kernel (CSV, gzipped, in $out).
+if [ "${PROFILE_TTI_SOURCE:-0}" = 1 ]; then
+  # Warp-stall samples per SASS instruction of the TTI kernel (CSV, gzipped, in $out), by the probe.
   echo "== ncu source counters, TTI (512^3)"
-  ncu --kernel-name regex:"swic_tti" --launch-skip 2 --launch-count 1 --section SourceCounters --section WarpStateStats \
-    -f -o /tmp/tti-source build/bench/minimod_bench --propagator acoustic_tti --backend cuda \
-    --kernels "${PROFILE_TTI_SPEC:-swic_split:32x4x64}" --shapes 512 --steps 3 > "$out/ncu-tti-source.log" 2>&1
-  ncu -i /tmp/tti-source.ncu-rep --page source --csv --print-source sass 2> "$out/ncu-tti-sass.err" | gzip > "$out/tti-sass.csv.gz"
-  echo "sass csv: $(zcat "$out/tti-sass.csv.gz" | wc -l) lines; $(head -c 300 "$out/ncu-tti-sass.err")"
+  PROBE_SPECS= PROBE_SKIP_SLABS=1 PROBE_STALL_SPEC="${PROFILE_TTI_SPEC:-swic_split:32x4x64}" PROBE_STALL_KERNEL=swic_tti \
+    PROBE_STALL_SKIP=2 PROBE_STALL_SHAPE=512 PROBE_STALL_ARGS="--propagator acoustic_tti" bash bench/h100_probe.sh
 fi
 echo "total: $(( $(date +%s) - start )) s"
