@@ -1,8 +1,9 @@
 // Minimod's damped update streamed over the PML slabs (kernels/cuda/pml.cu, pml_stream's block
-// body) run by host threads (kernels/cuda/block_emulation.hpp): needs no GPU. Random
+// body; kernels/cuda/pml_tma.cu, pml_tma's) run by host threads (kernels/cuda/block_emulation.hpp): needs no GPU. Random
 // u, u_next (= u_prev, in place), v2dt2, aux (halo included) and eta profiles on an odd grid;
 // Minimod's six slabs around an off-centre inner box, as the propagator passes them (and cut to a
-// sub-box, as a shell or an MPI part cuts them); several i chunk lengths. Every output (u_next
+// sub-box, as a shell or an MPI part cuts them); several i chunk lengths; u_prev in place or
+// apart. Every output (u_next
 // and aux) must equal pml/pml_update.hpp's formulas in the CPU reference's order to fp32
 // round-off, and nothing outside the slabs may change. This checks the indexing, the tiling
 // (thin and wide slabs, partial tiles), the staging and the barriers, not the device code.
@@ -10,10 +11,12 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "kernels/cuda/emulation.hpp"
+#include "physics/error.hpp"
 #include "physics/stencil.hpp"
 #include "physics/view3.hpp"
 #include "pml/pml_update.hpp"
@@ -37,18 +40,26 @@ std::vector<Box3> minimod_slabs(Index3 n, const Box3& inner) {
           Box3{{lo.i, lo.j, hi.k}, {inner.n.i, inner.n.j, n.k - hi.k}}};
 }
 
-void check(Index3 n, const std::vector<Box3>& boxes, int chunk) {
-  SCOPED_TRACE("chunk " + std::to_string(chunk));
+/// Runs the layer's update (an emulated kernel) on `boxes`.
+using LayerRun = std::function<void(const kernels::cuda::PmlStepArgs&, const std::vector<Box3>&)>;
+
+/// `separate_prev`: u_prev from an array of its own (PmlStepArgs::u_prev, as the two-step
+/// families pass it), not from u_next (in place).
+void check(Index3 n, const std::vector<Box3>& boxes, int chunk, const LayerRun& run, bool separate_prev = false) {
+  SCOPED_TRACE("chunk " + std::to_string(chunk) + (separate_prev ? ", u_prev apart" : ""));
   testing::HostFields h(n, 11u + static_cast<unsigned>(chunk));
   const auto& layout = h.layout;
   auto &u = h.u, &u_next = h.u_next, &v2dt2 = h.v2dt2, &aux = h.aux;
   auto& eta = h.eta;
   const std::vector<float> next_before(u_next.data(), u_next.data() + layout.elements());
   const std::vector<float> aux_before(aux.data(), aux.data() + layout.elements());
+  std::vector<float> prev(next_before);
+  for (auto& x : prev) x = 0.5f - 0.75f * x;  // differs from u_next everywhere
 
   kernels::cuda::PmlStepArgs a{};
   a.u = layout.view<const float>(u.data());
   a.u_next = layout.view(u_next.data());
+  if (separate_prev) a.u_prev = layout.view<const float>(prev.data());
   a.v2dt2 = layout.view<const float>(v2dt2.data());
   a.aux = layout.view(aux.data());
   a.laplacian = physics::make_laplacian_coeffs(10, 12, 8);
@@ -57,7 +68,7 @@ void check(Index3 n, const std::vector<Box3>& boxes, int chunk) {
   a.eta_z = eta[2].data();
   const float inv_4h2[3] = {1.0f / 400, 1.0f / 576, 1.0f / 256};
   for (int d = 0; d < 3; ++d) a.inv_4h2[d] = inv_4h2[d];
-  kernels::cuda::emulate_pml_stream(a, boxes, chunk);
+  run(a, boxes);
 
   const float* ex = eta[0].data() + 1;
   const float* ey = eta[1].data() + 1;
@@ -82,8 +93,8 @@ void check(Index3 n, const std::vector<Box3>& boxes, int chunk) {
         const float lap = physics::laplacian8(at, a.laplacian);
         const float eta_ijk = ex[i] + ey[j] + ez[k];
         const float a0 = aux_before[static_cast<size_t>(o)];
-        const float want = pml::pml_u_next(next_before[static_cast<size_t>(o)], uv(i, j, k), a.v2dt2(i, j, k), lap,
-                                           a0, eta_ijk);
+        const float u_prev = (separate_prev ? prev : next_before)[static_cast<size_t>(o)];
+        const float want = pml::pml_u_next(u_prev, uv(i, j, k), a.v2dt2(i, j, k), lap, a0, eta_ijk);
         const float grad = pml::pml_gradient_term(ex[i + 1], ex[i - 1], at(1, 0, 0), at(-1, 0, 0), inv_4h2[0]) +
                            pml::pml_gradient_term(ey[j + 1], ey[j - 1], at(0, 1, 0), at(0, -1, 0), inv_4h2[1]) +
                            pml::pml_gradient_term(ez[k + 1], ez[k - 1], at(0, 0, 1), at(0, 0, -1), inv_4h2[2]);
@@ -99,21 +110,60 @@ void check(Index3 n, const std::vector<Box3>& boxes, int chunk) {
   EXPECT_EQ(changed_outside, 0);
 }
 
-TEST(PmlStreamEmulation, EqualsTheDampedUpdateOnEverySlab) {
-  const Index3 n{23, 41, 70};  // k wider than two tiles: thin z faces and tiled x / y faces
-  const auto boxes = minimod_slabs(n, Box3{{5, 9, 6}, {12, 26, 57}});  // unequal widths, one 5 thin
-  for (int chunk : {64, 5}) check(n, boxes, chunk);
+LayerRun stream(int chunk) {
+  return [chunk](const kernels::cuda::PmlStepArgs& a, const std::vector<Box3>& boxes) {
+    kernels::cuda::emulate_pml_stream(a, boxes, chunk);
+  };
 }
 
-TEST(PmlStreamEmulation, SlabsCutToASubBoxEqualTheDampedUpdate) {
-  const Index3 n{23, 41, 70};
+LayerRun tma(int tk, int tj, int d, int chunk) {
+  return [=](const kernels::cuda::PmlStepArgs& a, const std::vector<Box3>& boxes) {
+    kernels::cuda::LayerTma shape;
+    shape.tk = tk, shape.tj = tj, shape.d = d, shape.chunk = chunk;
+    kernels::cuda::emulate_pml_tma(a, boxes, shape);
+  };
+}
+
+const Index3 kGrid{23, 41, 70};                  // k wider than two tiles: thin z faces and tiled x / y faces
+const Box3 kInner{{5, 9, 6}, {12, 26, 57}};       // unequal widths, one 5 thin
+
+/// Minimod's slabs cut to a sub-box, as a shell or an MPI part cuts them.
+std::vector<Box3> cut_slabs() {
   std::vector<Box3> cut;
-  const Box3 part{{3, 4, 2}, {17, 30, 61}};  // a shell's or an MPI part's share
-  for (const auto& b : minimod_slabs(n, Box3{{5, 9, 6}, {12, 26, 57}})) {
+  const Box3 part{{3, 4, 2}, {17, 30, 61}};
+  for (const auto& b : minimod_slabs(kGrid, kInner)) {
     const Box3 c = physics::intersect(b, part);
     if (!c.empty()) cut.push_back(c);
   }
-  check(n, cut, 7);
+  return cut;
+}
+
+TEST(PmlStreamEmulation, EqualsTheDampedUpdateOnEverySlab) {
+  for (int chunk : {64, 5}) check(kGrid, minimod_slabs(kGrid, kInner), chunk, stream(chunk));
+}
+
+TEST(PmlStreamEmulation, SlabsCutToASubBoxEqualTheDampedUpdate) { check(kGrid, cut_slabs(), 7, stream(7)); }
+
+// pml_tma (tensor copies): every shape, chunks longer than a slab, shorter than the ring (5 < 9
+// + D planes: the rounds of the unrolled loop end mid-way) and uneven.
+TEST(PmlTmaEmulation, EqualsTheDampedUpdateOnEverySlab) {
+  const auto boxes = minimod_slabs(kGrid, kInner);
+  check(kGrid, boxes, 64, tma(32, 8, 2, 64));
+  check(kGrid, boxes, 5, tma(32, 8, 2, 5));
+  check(kGrid, boxes, 13, tma(32, 16, 2, 13));
+  check(kGrid, boxes, 7, tma(32, 8, 4, 7));
+  check(kGrid, boxes, 9, tma(64, 8, 2, 9));
+}
+
+TEST(PmlTmaEmulation, SlabsCutToASubBoxEqualTheDampedUpdate) { check(kGrid, cut_slabs(), 6, tma(32, 8, 2, 6)); }
+
+TEST(PmlTmaEmulation, ReadsUPrevFromItsOwnArray) {
+  check(kGrid, minimod_slabs(kGrid, kInner), 11, tma(32, 8, 2, 11), true);
+  check(kGrid, minimod_slabs(kGrid, kInner), 11, stream(11), true);
+}
+
+TEST(PmlTmaEmulation, RejectsAShapeItWasNotBuiltFor) {
+  EXPECT_THROW(check(kGrid, cut_slabs(), 6, tma(32, 12, 2, 6)), Error);
 }
 
 }  // namespace
