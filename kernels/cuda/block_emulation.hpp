@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -90,6 +91,17 @@ class HostBlockState {
     cv_.wait(lock, [&] { return (find(bar).completed & 1u) != (parity & 1u); });
   }
 
+  /// Records a fault of the block's work (the first one is kept); emulate_grid throws it after
+  /// the block instead of the faulting thread, whose partners would wait for it forever.
+  void fault(const std::string& what) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (fault_.empty()) fault_ = what;
+  }
+  std::string first_fault() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return fault_;
+  }
+
  private:
   struct Mbarrier {
     int count, pending;
@@ -114,6 +126,7 @@ class HostBlockState {
   std::mutex mutex_;
   std::condition_variable cv_;
   int arrived_ = 0;
+  std::string fault_;
   unsigned long generation_ = 0;
   std::map<const void*, Mbarrier> barriers_;
 };
@@ -129,7 +142,12 @@ struct HostBlock {
   void fence_proxy() const {}
   void expect_bytes(std::uint64_t* bar, unsigned bytes) const { state->expect_bytes(bar, bytes); }
   void arrive(std::uint64_t* bar) const { state->arrive(bar); }
+  /// As the copy engine, but a box whose rows start off a 16-B boundary (c0 not a multiple of 4;
+  /// the tensor's corner and row pitch are 16-B aligned) is a fault, which emulate_grid reports
+  /// after the block (on an H100: "illegal instruction" at the copy; pml_tma's thin z+ faces
+  /// before 2026-11-24). The copy still lands, so that the block's other threads do not hang.
   void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar) const {
+    if (c0 % 4 != 0) state->fault("tensor copy: box rows start off a 16-B boundary (k " + std::to_string(c0) + ")");
     float* out = static_cast<float*>(dst);
     for (int z = 0; z < m.box[2]; ++z)
       for (int y = 0; y < m.box[1]; ++y)
@@ -169,6 +187,7 @@ inline void emulate_grid(const int grid[3], int threads_x, int threads_y, int sh
             });
         for (auto& t : threads) t.join();
         if (error) std::rethrow_exception(error);
+        if (!state.first_fault().empty()) throw std::logic_error(state.first_fault());
       }
 }
 

@@ -18,7 +18,7 @@
 // One block barrier a plane: after it, thread 0 refills the slot of plane p-8 and the head stage
 // just read. Every slab of a step goes into one launch (kMaxSlabs). The tile's k origin is put on
 // a 128-B boundary of the rows where a slab is wider than a tile (stores cover whole sectors);
-// a thin slab (a z face) gets one tile from its first k.
+// a thin slab (a z face) gets one tile from the 16-B boundary at or below its first k.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -230,7 +230,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void layer_tma_block(const Block& blk, const PmlS
 
 template <int TK, int TJ, int D>
 __global__ void __launch_bounds__(LayerStage<TK, TJ, D>::threads)
-    pml_tma(PmlStepArgs a, LayerTiles tiles, const __grid_constant__ LayerMaps<CUtensorMap> maps, physics::Index3 o) {
+    pml_tma(const __grid_constant__ LayerMaps<CUtensorMap> maps, PmlStepArgs a, LayerTiles tiles, physics::Index3 o) {
   extern __shared__ __align__(128) unsigned char pml_tma_raw[];
   if ((smem_address(pml_tma_raw) & 127u) != 0) __trap();  // layer_tma_block's base
   layer_tma_block<TK, TJ, D>(DeviceBlock(), a, tiles, maps, o, pml_tma_raw);
@@ -251,13 +251,12 @@ void plan_layer(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, i
     if (b.empty()) continue;
     LayerTile t{};
     t.box = b;
-    if (b.n.k <= TK) {
-      t.k0 = b.lo.k, t.tiles_k = 1;
-    } else {
-      const int shift = tile_row_shift(b, a.u.box);
-      t.k0 = b.lo.k - shift;
-      t.tiles_k = static_cast<int>(ceil_div(b.n.k + shift, TK));
-    }
+    // Box rows must start on 16 B (the copy engine faults otherwise): a thin slab's one tile
+    // starts up to 3 points below its first k; wider slabs' tiles on 128-B boundaries.
+    const int row_shift = tile_row_shift(b, a.u.box);  // to the 128-B boundary at or below lo.k
+    const int shift = b.n.k + row_shift % 4 <= TK ? row_shift % 4 : row_shift;
+    t.k0 = b.lo.k - shift;
+    t.tiles_k = static_cast<int>(ceil_div(b.n.k + shift, TK));
     t.tiles_j = static_cast<int>(ceil_div(b.n.j, TJ));
     const int chunks = static_cast<int>(ceil_div(b.n.i, std::max(1, chunk)));
     t.chunk = static_cast<int>(ceil_div(b.n.i, chunks));
@@ -279,7 +278,7 @@ void launch_variant(const PmlStepArgs& a, const std::vector<physics::Box3>& boxe
   ensure_smem_limit<kernel>(S::smem_bytes);
   const auto maps = layer_maps<TK, TJ>(a, [](const auto& v, int bx, int by) { return tensor_map(v, bx, by); });
   plan_layer<TK, TJ>(a, boxes, chunk, [&](const LayerTiles& tiles) {
-    kernel<<<tiles.blocks, S::threads, S::smem_bytes, s>>>(a, tiles, maps, a.u.box.lo);
+    kernel<<<tiles.blocks, S::threads, S::smem_bytes, s>>>(maps, a, tiles, a.u.box.lo);
     MM_CUDA_CHECK_LAUNCH("pml_tma");
   });
 }
