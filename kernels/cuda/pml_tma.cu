@@ -21,6 +21,7 @@
 // a thin slab (a z face) gets one tile from the 16-B boundary at or below its first k.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -276,7 +277,17 @@ void launch_variant(const PmlStepArgs& a, const std::vector<physics::Box3>& boxe
   using S = LayerStage<TK, TJ, D>;
   constexpr auto kernel = &pml_tma<TK, TJ, D>;
   ensure_smem_limit<kernel>(S::smem_bytes);
-  const auto maps = layer_maps<TK, TJ>(a, [](const auto& v, int bx, int by) { return tensor_map(v, bx, by); });
+  // MINIMOD_PML_TMA_L2 = 0, 64, 128 or 256: the copies' L2 promotion (benchmark switch, read once).
+  static const CUtensorMapL2promotion promotion = [] {
+    const char* e = std::getenv("MINIMOD_PML_TMA_L2");
+    const int b = e && *e ? std::atoi(e) : 0;
+    return b == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+           : b == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+           : b == 64 ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                     : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  }();
+  const auto maps =
+      layer_maps<TK, TJ>(a, [](const auto& v, int bx, int by) { return tensor_map(v, bx, by, promotion); });
   plan_layer<TK, TJ>(a, boxes, chunk, [&](const LayerTiles& tiles) {
     kernel<<<tiles.blocks, S::threads, S::smem_bytes, s>>>(maps, a, tiles, a.u.box.lo);
     MM_CUDA_CHECK_LAUNCH("pml_tma");
