@@ -152,7 +152,7 @@ TEST(PmlTmaEmulation, EqualsTheDampedUpdateOnEverySlab) {
   check(kGrid, boxes, 5, tma(32, 8, 2, 5));
   check(kGrid, boxes, 13, tma(32, 16, 2, 13));
   check(kGrid, boxes, 7, tma(32, 8, 4, 7));
-  check(kGrid, boxes, 9, tma(64, 8, 2, 9));
+  check(kGrid, boxes, 9, tma(32, 16, 4, 9));
 }
 
 TEST(PmlTmaEmulation, SlabsCutToASubBoxEqualTheDampedUpdate) { check(kGrid, cut_slabs(), 6, tma(32, 8, 2, 6)); }
