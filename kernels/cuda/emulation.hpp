@@ -33,7 +33,4 @@ void emulate_cpml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>&
 /// planes per block.
 void emulate_pml_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, int chunk);
 
-/// Minimod's damped update by pml_tma (pml_tma.cu) on every box of `boxes`, emulated.
-void emulate_pml_tma(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, const LayerTma& shape);
-
 }  // namespace minimod::kernels::cuda

@@ -14,7 +14,6 @@
 // kernels, for benchmarks.
 #include <algorithm>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -26,7 +25,6 @@
 #include "kernels/cuda/fast_div.hpp"
 #include "kernels/cuda/pml_kernel.hpp"
 #include "kernels/cuda/registry.hpp"
-#include "kernels/cuda/tensor_map.cuh"
 #include "kernels/cuda/thread_point.cuh"
 #include "kernels/tti_point.hpp"
 #include "physics/error.hpp"
@@ -661,20 +659,6 @@ void launch_pml(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, c
   }
   if (!share_u_layout(a, a.u_next, a.v2dt2, a.aux) || (a.u_prev.origin && !share_u_layout(a, a.u_prev)))
     throw Error("pml: u, u_prev, u_next, v2dt2 and pml_aux must share one layout");
-  // pml_tma where the GPU has tensor copies; MINIMOD_PML_TMA=TKxTJxDxCHUNK picks its shape,
-  // MINIMOD_PML_STREAM=1 keeps pml_stream (benchmark switches, read once).
-  static const bool stream_only = env_int("MINIMOD_PML_STREAM", 0) != 0;
-  static const LayerTma shape = [] {
-    LayerTma v;
-    if (const char* e = std::getenv("MINIMOD_PML_TMA"); e && *e)
-      if (std::sscanf(e, "%dx%dx%dx%d", &v.tk, &v.tj, &v.d, &v.chunk) != 4)
-        throw Error(std::string("MINIMOD_PML_TMA: expected TKxTJxDxCHUNK, got ") + e);
-    return v;
-  }();
-  if (!stream_only && has_tensor_copies()) {
-    launch_pml_tma(a, boxes, shape, s);
-    return;
-  }
   // Planes per block, measured on an H100 (bench/results/2026-11-24-h100-session4.md, semi_tma
   // 64x32x64 inside, 1000^3 / 512^3): 4: 136.8 / 116.5, 6: 138.0 / 117.4, 8: 138.3 / 117.8,
   // 12: 137.8 / 116.5, 16: 136.8 / 115.7, 64: 134.9 / 113.9 GPts/s. Short chunks re-read more u

@@ -39,13 +39,6 @@ void launch_pml(const PmlStepArgs& args, cudaStream_t stream);
 /// Minimod PML update on every box of `boxes` (args.region is ignored), in one launch.
 void launch_pml(const PmlStepArgs& args, const std::vector<physics::Box3>& boxes,
                 cudaStream_t stream);
-/// pml_tma's shape (pml_tma.cu): TK x TJ threads a block (k, j), D planes in flight, i planes a block.
-struct LayerTma {
-  int tk = 32, tj = 8, d = 2, chunk = 64;
-};
-/// Minimod PML update on every box of `boxes` by pml_tma (tensor copies; sm_90+), in one launch.
-void launch_pml_tma(const PmlStepArgs& args, const std::vector<physics::Box3>& boxes, const LayerTma& shape,
-                    cudaStream_t stream);
 /// CPML first pass: psi_d from u^n on the region; run on every PML region before launch_cpml.
 void launch_cpml_psi(const PmlStepArgs& args, cudaStream_t stream);
 /// CPML second pass: u_next and zeta_d.

@@ -33,11 +33,9 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-/// A tensor map over the whole allocation of `v` (halo included), fp32, box (bx, by, 1); `promotion`
-/// how far the copy engine widens its L2 fills.
+/// A tensor map over the whole allocation of `v` (halo included), fp32, box (bx, by, 1).
 template <class T>
-CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by,
-                       CUtensorMapL2promotion promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B) {
+CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
   const physics::Index3 lo = v.box.lo;
   const void* corner = v.ptr(lo.i, lo.j, lo.k);
   if (reinterpret_cast<std::uintptr_t>(corner) % 16 != 0 || (v.sy * 4) % 16 != 0)
@@ -50,8 +48,8 @@ CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by,
   CUtensorMap map{};
   const CUresult rc =
       tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(corner), dims, strides, box,
-                           unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, promotion,
-                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                           unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (rc != CUDA_SUCCESS) throw Error("tensor copies: cuTensorMapEncodeTiled failed (" + std::to_string(rc) + ")");
   return map;
 }

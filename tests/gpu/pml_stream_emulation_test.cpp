@@ -1,22 +1,19 @@
 // Minimod's damped update streamed over the PML slabs (kernels/cuda/pml.cu, pml_stream's block
-// body; kernels/cuda/pml_tma.cu, pml_tma's) run by host threads (kernels/cuda/block_emulation.hpp): needs no GPU. Random
+// body) run by host threads (kernels/cuda/block_emulation.hpp): needs no GPU. Random
 // u, u_next (= u_prev, in place), v2dt2, aux (halo included) and eta profiles on an odd grid;
 // Minimod's six slabs around an off-centre inner box, as the propagator passes them (and cut to a
 // sub-box, as a shell or an MPI part cuts them); several i chunk lengths; u_prev in place or
-// apart. Every output (u_next
-// and aux) must equal pml/pml_update.hpp's formulas in the CPU reference's order to fp32
-// round-off, and nothing outside the slabs may change. This checks the indexing, the tiling
+// apart. Every output (u_next and aux) must equal pml/pml_update.hpp's formulas in the CPU
+// reference's order to fp32 round-off, and nothing outside the slabs may change. This checks the indexing, the tiling
 // (thin and wide slabs, partial tiles), the staging and the barriers, not the device code.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "kernels/cuda/emulation.hpp"
-#include "physics/error.hpp"
 #include "physics/stencil.hpp"
 #include "physics/view3.hpp"
 #include "pml/pml_update.hpp"
@@ -40,12 +37,9 @@ std::vector<Box3> minimod_slabs(Index3 n, const Box3& inner) {
           Box3{{lo.i, lo.j, hi.k}, {inner.n.i, inner.n.j, n.k - hi.k}}};
 }
 
-/// Runs the layer's update (an emulated kernel) on `boxes`.
-using LayerRun = std::function<void(const kernels::cuda::PmlStepArgs&, const std::vector<Box3>&)>;
-
 /// `separate_prev`: u_prev from an array of its own (PmlStepArgs::u_prev, as the two-step
 /// families pass it), not from u_next (in place).
-void check(Index3 n, const std::vector<Box3>& boxes, int chunk, const LayerRun& run, bool separate_prev = false) {
+void check(Index3 n, const std::vector<Box3>& boxes, int chunk, bool separate_prev = false) {
   SCOPED_TRACE("chunk " + std::to_string(chunk) + (separate_prev ? ", u_prev apart" : ""));
   testing::HostFields h(n, 11u + static_cast<unsigned>(chunk));
   const auto& layout = h.layout;
@@ -68,7 +62,7 @@ void check(Index3 n, const std::vector<Box3>& boxes, int chunk, const LayerRun& 
   a.eta_z = eta[2].data();
   const float inv_4h2[3] = {1.0f / 400, 1.0f / 576, 1.0f / 256};
   for (int d = 0; d < 3; ++d) a.inv_4h2[d] = inv_4h2[d];
-  run(a, boxes);
+  kernels::cuda::emulate_pml_stream(a, boxes, chunk);
 
   const float* ex = eta[0].data() + 1;
   const float* ey = eta[1].data() + 1;
@@ -110,22 +104,8 @@ void check(Index3 n, const std::vector<Box3>& boxes, int chunk, const LayerRun& 
   EXPECT_EQ(changed_outside, 0);
 }
 
-LayerRun stream(int chunk) {
-  return [chunk](const kernels::cuda::PmlStepArgs& a, const std::vector<Box3>& boxes) {
-    kernels::cuda::emulate_pml_stream(a, boxes, chunk);
-  };
-}
-
-LayerRun tma(int tk, int tj, int d, int chunk) {
-  return [=](const kernels::cuda::PmlStepArgs& a, const std::vector<Box3>& boxes) {
-    kernels::cuda::LayerTma shape;
-    shape.tk = tk, shape.tj = tj, shape.d = d, shape.chunk = chunk;
-    kernels::cuda::emulate_pml_tma(a, boxes, shape);
-  };
-}
-
-const Index3 kGrid{23, 41, 70};                  // k wider than two tiles: thin z faces and tiled x / y faces
-const Box3 kInner{{5, 9, 6}, {12, 26, 57}};       // unequal widths, one 5 thin
+const Index3 kGrid{23, 41, 70};             // k wider than two tiles: thin z faces and tiled x / y faces
+const Box3 kInner{{5, 9, 6}, {12, 26, 57}};  // unequal widths, one 5 thin
 
 /// Minimod's slabs cut to a sub-box, as a shell or an MPI part cuts them.
 std::vector<Box3> cut_slabs() {
@@ -139,31 +119,13 @@ std::vector<Box3> cut_slabs() {
 }
 
 TEST(PmlStreamEmulation, EqualsTheDampedUpdateOnEverySlab) {
-  for (int chunk : {64, 5}) check(kGrid, minimod_slabs(kGrid, kInner), chunk, stream(chunk));
+  for (int chunk : {64, 5}) check(kGrid, minimod_slabs(kGrid, kInner), chunk);
 }
 
-TEST(PmlStreamEmulation, SlabsCutToASubBoxEqualTheDampedUpdate) { check(kGrid, cut_slabs(), 7, stream(7)); }
+TEST(PmlStreamEmulation, SlabsCutToASubBoxEqualTheDampedUpdate) { check(kGrid, cut_slabs(), 7); }
 
-// pml_tma (tensor copies): every shape, chunks longer than a slab, shorter than the ring (5 < 9
-// + D planes: the rounds of the unrolled loop end mid-way) and uneven.
-TEST(PmlTmaEmulation, EqualsTheDampedUpdateOnEverySlab) {
-  const auto boxes = minimod_slabs(kGrid, kInner);
-  check(kGrid, boxes, 64, tma(32, 8, 2, 64));
-  check(kGrid, boxes, 5, tma(32, 8, 2, 5));
-  check(kGrid, boxes, 13, tma(32, 16, 2, 13));
-  check(kGrid, boxes, 7, tma(32, 8, 4, 7));
-  check(kGrid, boxes, 9, tma(32, 16, 4, 9));
-}
-
-TEST(PmlTmaEmulation, SlabsCutToASubBoxEqualTheDampedUpdate) { check(kGrid, cut_slabs(), 6, tma(32, 8, 2, 6)); }
-
-TEST(PmlTmaEmulation, ReadsUPrevFromItsOwnArray) {
-  check(kGrid, minimod_slabs(kGrid, kInner), 11, tma(32, 8, 2, 11), true);
-  check(kGrid, minimod_slabs(kGrid, kInner), 11, stream(11), true);
-}
-
-TEST(PmlTmaEmulation, RejectsAShapeItWasNotBuiltFor) {
-  EXPECT_THROW(check(kGrid, cut_slabs(), 6, tma(32, 12, 2, 6)), Error);
+TEST(PmlStreamEmulation, ReadsUPrevFromItsOwnArray) {
+  check(kGrid, minimod_slabs(kGrid, kInner), 11, true);
 }
 
 }  // namespace
