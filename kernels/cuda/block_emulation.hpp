@@ -51,6 +51,11 @@ class HostBlockState {
  public:
   explicit HostBlockState(int threads) : threads_(threads) {}
 
+  /// Thrown in the threads still waiting when the block is aborted (abort(), left()).
+  struct Aborted : std::runtime_error {
+    Aborted() : std::runtime_error("emulated block aborted") {}
+  };
+
   void sync() {
     std::unique_lock<std::mutex> lock(mutex_);
     const unsigned long generation = generation_;
@@ -58,9 +63,11 @@ class HostBlockState {
       arrived_ = 0;
       ++generation_;
       cv_.notify_all();
-    } else {
-      cv_.wait(lock, [&] { return generation_ != generation; });
+      return;
     }
+    if (arrived_ + left_ == threads_) never_complete();
+    cv_.wait(lock, [&] { return generation_ != generation || aborted_; });
+    if (generation_ == generation) throw Aborted();
   }
   void init(const void* bar, unsigned count) {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -88,7 +95,22 @@ class HostBlockState {
   }
   void wait(const void* bar, unsigned parity) {
     std::unique_lock<std::mutex> lock(mutex_);
-    cv_.wait(lock, [&] { return (find(bar).completed & 1u) != (parity & 1u); });
+    cv_.wait(lock, [&] { return (find(bar).completed & 1u) != (parity & 1u) || aborted_; });
+    if ((find(bar).completed & 1u) == (parity & 1u)) throw Aborted();
+  }
+  /// A thread failed: the ones waiting at a barrier or an mbarrier throw Aborted instead of
+  /// waiting for it forever (emulate_grid then reports the first failure).
+  void abort() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    aborted_ = true;
+    cv_.notify_all();
+  }
+  /// A thread is through the block body. If others still wait at the block barrier it will never
+  /// reach (a barrier count the kernel does not keep: a hang on the GPU), that is a fault.
+  void left() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    ++left_;
+    if (arrived_ > 0 && arrived_ + left_ == threads_) never_complete();
   }
 
   /// Records a fault of the block's work (the first one is kept); emulate_grid throws it after
@@ -103,6 +125,13 @@ class HostBlockState {
   }
 
  private:
+  /// The block barrier cannot complete (mutex_ held): a fault, and the waiting threads abort.
+  void never_complete() {
+    if (fault_.empty()) fault_ = "emulated block: a thread left the body while others wait at the block barrier";
+    aborted_ = true;
+    cv_.notify_all();
+  }
+
   struct Mbarrier {
     int count, pending;
     std::int64_t bytes;
@@ -125,7 +154,8 @@ class HostBlockState {
   const int threads_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  int arrived_ = 0;
+  int arrived_ = 0, left_ = 0;
+  bool aborted_ = false;
   std::string fault_;
   unsigned long generation_ = 0;
   std::map<const void*, Mbarrier> barriers_;
@@ -180,9 +210,14 @@ inline void emulate_grid(const int grid[3], int threads_x, int threads_y, int sh
               HostBlock blk{tx, ty, bx, by, bz, &state};
               try {
                 body(blk, reinterpret_cast<unsigned char*>(shared.data()));
+                state.left();
+              } catch (const HostBlockState::Aborted&) {  // another thread's failure, reported below
               } catch (...) {
-                std::lock_guard<std::mutex> lock(error_mutex);
-                if (!error) error = std::current_exception();
+                {
+                  std::lock_guard<std::mutex> lock(error_mutex);
+                  if (!error) error = std::current_exception();
+                }
+                state.abort();
               }
             });
         for (auto& t : threads) t.join();
