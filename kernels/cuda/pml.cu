@@ -76,7 +76,11 @@ PmlTile make_tile(const physics::Box3& box, const float* u_lo, int chunk) {
   t.k0 = box.lo.k - misalign;
   const int span = box.hi().k - t.k0;
   t.tiles_k = static_cast<int>(ceil_div(span, 32));
-  t.tx = t.tiles_k == 1 ? std::max(R, span) : 32;
+  static const bool full_rows = [] {  // EXPERIMENT: thin slabs in whole-warp rows
+    const char* e = std::getenv("MINIMOD_PML_FULL_ROWS");
+    return e && *e == '1';
+  }();
+  t.tx = t.tiles_k == 1 && !full_rows ? std::max(R, span) : 32;
   const int ty_max = std::max(R, std::min(kThreads / t.tx, 64));
   t.tiles_j = static_cast<int>(ceil_div(box.n.j, ty_max));
   t.ty = std::max(R, static_cast<int>(ceil_div(box.n.j, t.tiles_j)));
