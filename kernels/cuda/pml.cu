@@ -6,9 +6,9 @@
 // aux prefetched one plane ahead; eta_y, eta_z (and their differences) are read once per thread,
 // eta_x once per plane. So a PML point moves its 24 B (u, u_prev, v2dt2, aux read; u_next, aux
 // written) plus the chunks' overlap, and the stencil's other reads are shared-memory hits.
-// The tile fits the slab: k tiles start on a 32-B sector and a thin slab (z faces, 27 points)
-// gets one tile as wide as the slab, its block filled with more j rows; blocks are 1D and map
-// their threads onto (tx, ty) at run time. Every slab of a step can go into one launch.
+// Tiles are rows of 32 threads (a warp) along k starting on a 32-B sector, a thin slab (z faces,
+// 27 points) one tile wide, and as many j rows as fill 256 threads; blocks are 1D and map their
+// threads onto (tx, ty) at run time. Every slab of a step can go into one launch.
 // Both CPML passes stream along i the same way (see "CPML, streaming along i" below; checked
 // against the CPU reference on an H100); MINIMOD_CPML_POINT=1 selects the one-thread-per-point
 // kernels, for benchmarks.
@@ -62,8 +62,11 @@ struct PmlTiles {
   int blocks;
 };
 
-/// The tiling of one slab: k tiles from the sector boundary at or below lo.k, one tile as wide as
-/// the slab if it fits in 32 threads (thin z faces), the block filled up with j rows; j rows and i
+/// The tiling of one slab: k tiles of 32 threads (a warp a row) from the sector boundary at or
+/// below lo.k, also where the slab is thinner (a z face: one tile, its spare lanes stage halo cells
+/// or idle; rows as wide as the slab, 28 threads on Minimod's z+ face, ran that face in 405 us
+/// instead of 381 and the case 0.3-0.5% slower end to end: H100, 1000^3,
+/// bench/results/2026-11-24-h100-session10.md §5), the block filled up with j rows; j rows and i
 /// planes split evenly over their tiles and chunks. The launch order runs fastest along the axis
 /// with the fewest tiles, then the next (an x face: i chunks, k, j; a y face: j, k, i; a z face:
 /// i, j), so that a block's neighbours along every axis run at about the same time and read its
@@ -76,11 +79,7 @@ PmlTile make_tile(const physics::Box3& box, const float* u_lo, int chunk) {
   t.k0 = box.lo.k - misalign;
   const int span = box.hi().k - t.k0;
   t.tiles_k = static_cast<int>(ceil_div(span, 32));
-  static const bool full_rows = [] {  // EXPERIMENT: thin slabs in whole-warp rows
-    const char* e = std::getenv("MINIMOD_PML_FULL_ROWS");
-    return e && *e == '1';
-  }();
-  t.tx = t.tiles_k == 1 && !full_rows ? std::max(R, span) : 32;
+  t.tx = 32;
   const int ty_max = std::max(R, std::min(kThreads / t.tx, 64));
   t.tiles_j = static_cast<int>(ceil_div(box.n.j, ty_max));
   t.ty = std::max(R, static_cast<int>(ceil_div(box.n.j, t.tiles_j)));
