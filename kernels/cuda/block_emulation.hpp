@@ -4,7 +4,10 @@
 // arrivals and announced bytes are both in, and a tensor copy lands the moment it is issued (the
 // harshest timing for a slot still being read: a missing block barrier before the refill shows
 // up as wrong results). Shared memory is poisoned with NaN, so a read of anything never staged
-// poisons the output. Blocks run one after another. Not for timing.
+// poisons the output. A thread that throws, or leaves the body while others wait at the block
+// barrier, fails the emulation (the waiting threads are released) instead of hanging it, and a
+// tensor copy the copy engine would fault on is reported (tests/gpu/block_emulation_test.cpp).
+// Blocks run one after another. Not for timing.
 #pragma once
 #include <condition_variable>
 #include <cstdint>
@@ -174,8 +177,8 @@ struct HostBlock {
   void arrive(std::uint64_t* bar) const { state->arrive(bar); }
   /// As the copy engine, but a box whose rows start off a 16-B boundary (c0 not a multiple of 4;
   /// the tensor's corner and row pitch are 16-B aligned) is a fault, which emulate_grid reports
-  /// after the block (on an H100: "illegal instruction" at the copy; pml_tma's thin z+ faces
-  /// before 2026-11-24). The copy still lands, so that the block's other threads do not hang.
+  /// after the block (on an H100: "illegal instruction" at the copy, a layer kernel tried on
+  /// 2026-11-24, bench/results/2026-11-24-h100-session10.md §1). The copy still lands.
   void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar) const {
     if (c0 % 4 != 0) state->fault("tensor copy: box rows start off a 16-B boundary (k " + std::to_string(c0) + ")");
     float* out = static_cast<float*>(dst);
