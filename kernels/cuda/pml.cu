@@ -41,19 +41,21 @@ constexpr int R = physics::kRadius;
 constexpr int kThreads = 256;     // block size; a tile uses tx * ty <= kThreads of them
 constexpr int kMaxBoxes = 8;      // slabs per launch (6 PML faces)
 constexpr int kMaxBlocks = 1 << 24;  // per launch: FastDiv splits block indices below it
-constexpr int kSmemFloats = 2600;  // (ty + 8) * (tx + 32) for every tile shape make_tile picks
+constexpr int kTileK = 32;        // threads per tile along k: a warp a row (make_tile)
+constexpr int kPitch = kTileK + 32;  // shared row pitch: cell (ty, tx) sits at bank (thread index + const) % 32
+constexpr int kSmemFloats = 2600;  // >= (ty + 8) * kPitch for every tile shape make_tile picks
 
 /// One slab cut into (k, j) tiles and i chunks; blocks [first_block, next box's first_block).
 struct PmlTile {
   physics::Box3 box;
   int k0;      // k of the first tile's first thread (<= box.lo.k: sector-aligned rows)
-  int tx, ty;  // threads per tile along k and j
+  int ty;      // threads per tile along j (kTileK along k)
   int chunk;   // i planes per block
   int tiles_k, tiles_j, tiles_i;
   int order[3];  // axes (0 k, 1 j, 2 i) from the fastest-varying block index to the slowest
   int first_block;
   int n0, n1;           // tiles along order[0] and order[1]
-  FastDiv by_n0, by_n1, by_tx;
+  FastDiv by_n0, by_n1;
 };
 
 struct PmlTiles {
@@ -78,9 +80,8 @@ PmlTile make_tile(const physics::Box3& box, const float* u_lo, int chunk) {
   const int misalign = static_cast<int>((reinterpret_cast<std::uintptr_t>(u_lo) / 4) % 8);
   t.k0 = box.lo.k - misalign;
   const int span = box.hi().k - t.k0;
-  t.tiles_k = static_cast<int>(ceil_div(span, 32));
-  t.tx = 32;
-  const int ty_max = std::max(R, std::min(kThreads / t.tx, 64));
+  t.tiles_k = static_cast<int>(ceil_div(span, kTileK));
+  const int ty_max = std::max(R, std::min(kThreads / kTileK, 64));
   t.tiles_j = static_cast<int>(ceil_div(box.n.j, ty_max));
   t.ty = std::max(R, static_cast<int>(ceil_div(box.n.j, t.tiles_j)));
   const int chunks = static_cast<int>(ceil_div(box.n.i, std::max(1, chunk)));
@@ -90,7 +91,7 @@ PmlTile make_tile(const physics::Box3& box, const float* u_lo, int chunk) {
   t.order[0] = 0, t.order[1] = 1, t.order[2] = 2;
   std::stable_sort(t.order, t.order + 3, [&n](int x, int y) { return n[x] < n[y]; });
   t.n0 = n[t.order[0]], t.n1 = n[t.order[1]];
-  t.by_n0 = fast_div_by(t.n0), t.by_n1 = fast_div_by(t.n1), t.by_tx = fast_div_by(t.tx);
+  t.by_n0 = fast_div_by(t.n0), t.by_n1 = fast_div_by(t.n1);
   return t;
 }
 
@@ -209,11 +210,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE StreamColumn stream_column(const PmlTiles& tiles,
   // selects, not an indexed array (which would live in local memory)
   const auto along = [&t, b0, b1, b2](int axis) { return t.order[0] == axis ? b0 : t.order[1] == axis ? b1 : b2; };
   const int bk = along(0), bj = along(1), bi = along(2);
-  c.ty = static_cast<int>(t.by_tx(static_cast<unsigned>(thread)));
-  c.tx = thread - c.ty * t.tx;
+  c.ty = thread / kTileK;
+  c.tx = thread % kTileK;
   const bool active = c.ty < t.ty;  // spare threads of the block only take part in the barriers
   const physics::Index3 lo = t.box.lo, hi = t.box.hi();
-  c.k = t.k0 + bk * t.tx + c.tx;
+  c.k = t.k0 + bk * kTileK + c.tx;
   c.j = lo.j + bj * t.ty + c.ty;
   c.i_begin = lo.i + bi * t.chunk;
   c.i_end = c.i_begin + t.chunk < hi.i ? c.i_begin + t.chunk : hi.i;
@@ -224,7 +225,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE StreamColumn stream_column(const PmlTiles& tiles,
   c.writes = active && c.k >= lo.k && c.k < hi.k && c.j < hi.j;
   c.has_u = needed(c.j, c.k);
   c.klo = c.tx < R && needed(c.j, c.k - R);
-  c.khi = c.tx >= t.tx - R && needed(c.j, c.k + R);
+  c.khi = c.tx >= kTileK - R && needed(c.j, c.k + R);
   c.jlo = c.ty < R && needed(c.j - R, c.k);
   c.jhi = c.ty >= t.ty - R && needed(c.j + R, c.k);
   return c;
@@ -238,7 +239,6 @@ template <class Block>
 MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const PmlStepArgs& a, const PmlTiles& tiles,
                                                      float* s) {
   const StreamColumn c = stream_column(tiles, blk.tx, blk.bx);
-  const PmlTile& t = tiles.t[c.tile];
   const int j = c.j, k = c.k, i_begin = c.i_begin, i_end = c.i_end;
   const bool writes = c.writes;
   const std::int64_t sx = a.u.sx, sy4 = R * a.u.sy;
@@ -258,7 +258,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
     ez_k = load(ez + k), ez_p = load(ez + k + 1), ez_m = load(ez + k - 1);
   }
 
-  const int S = t.tx + 32;  // row pitch: cell (ty, tx) sits at bank (thread index + const) % 32
+  constexpr int S = kPitch;
   float* const own = s + (c.ty + R) * S + c.tx + R;
 
   ColumnQueue col{c.has_u, c.klo, c.khi, c.jlo, c.jhi, sx, sy4};  // u(i-4 .. i+4), halo cells
@@ -340,7 +340,6 @@ template <class Block>
 MM_HOST_DEVICE MM_FORCE_INLINE void cpml_psi_block(const Block& blk, const PmlStepArgs& a,
                                                    const PmlTiles& tiles, float* s) {
   const StreamColumn c = stream_column(tiles, blk.tx, blk.bx);
-  const PmlTile& t = tiles.t[c.tile];
   const int j = c.j, k = c.k;
   const std::int64_t sx = a.u.sx, sy4 = R * a.u.sy;
   std::int64_t o = a.u.offset(c.i_begin, j, k);  // all fields share one layout (plan_cpml)
@@ -354,7 +353,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_psi_block(const Block& blk, const PmlSt
     ay = load(a.a[1] + j), by = load(a.b[1] + j);
     az = load(a.a[2] + k), bz = load(a.b[2] + k);
   }
-  const int S = t.tx + 32;  // pml_stream's row pitch
+  constexpr int S = kPitch;
   float* const own = s + (c.ty + R) * S + c.tx + R;
 
   ColumnQueue col{c.has_u, c.klo, c.khi, c.jlo, c.jhi, sx, sy4};  // u(i-4 .. i+4), halo cells
@@ -426,7 +425,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
     ay = load(a.a[1] + j), by = load(a.b[1] + j);
     az = load(a.a[2] + k), bz = load(a.b[2] + k);
   }
-  const int S = t.tx + 32;  // pml_stream's row pitch
+  constexpr int S = kPitch;
   float* const own = s + (c.ty + R) * S + c.tx + R;
   float* const own_py = own + kSmemFloats;
   float* const own_pz = own + 2 * kSmemFloats;
@@ -543,8 +542,8 @@ void plan_slabs(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes, i
   for (const auto& b : boxes) {
     if (b.empty()) continue;
     PmlTile t = make_tile(b, a.u.ptr(b.lo.i, b.lo.j, b.lo.k), chunk);
-    if ((t.ty + 2 * R) * (t.tx + 32) > kSmemFloats)
-      throw Error(std::string(what) + ": tile " + std::to_string(t.tx) + "x" + std::to_string(t.ty) +
+    if ((t.ty + 2 * R) * kPitch > kSmemFloats)
+      throw Error(std::string(what) + ": tile " + std::to_string(kTileK) + "x" + std::to_string(t.ty) +
                   " does not fit the shared plane");
     const std::int64_t blocks = static_cast<std::int64_t>(t.tiles_k) * t.tiles_j * t.tiles_i;
     if (tiles.count == kMaxBoxes || static_cast<std::int64_t>(tiles.blocks) + blocks > kMaxBlocks)
