@@ -54,7 +54,8 @@ class HostBlockState {
  public:
   explicit HostBlockState(int threads) : threads_(threads) {}
 
-  /// Thrown in the threads still waiting when the block is aborted (abort(), left()).
+  /// Thrown in the threads still waiting when the block is aborted (abort(), or a block barrier
+  /// that cannot complete).
   struct Aborted : std::runtime_error {
     Aborted() : std::runtime_error("emulated block aborted") {}
   };
@@ -109,30 +110,19 @@ class HostBlockState {
     cv_.notify_all();
   }
   /// A thread is through the block body. If others still wait at the block barrier it will never
-  /// reach (a barrier count the kernel does not keep: a hang on the GPU), that is a fault.
+  /// reach (a barrier count the kernel does not keep: a hang on the GPU), it throws.
   void left() {
     std::lock_guard<std::mutex> lock(mutex_);
     ++left_;
     if (arrived_ > 0 && arrived_ + left_ == threads_) never_complete();
   }
 
-  /// Records a fault of the block's work (the first one is kept); emulate_grid throws it after
-  /// the block instead of the faulting thread, whose partners would wait for it forever.
-  void fault(const std::string& what) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (fault_.empty()) fault_ = what;
-  }
-  std::string first_fault() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    return fault_;
-  }
-
  private:
-  /// The block barrier cannot complete (mutex_ held): a fault, and the waiting threads abort.
-  void never_complete() {
-    if (fault_.empty()) fault_ = "emulated block: a thread left the body while others wait at the block barrier";
+  /// The block barrier cannot complete (mutex_ held): the waiting threads abort, the caller throws.
+  [[noreturn]] void never_complete() {
     aborted_ = true;
     cv_.notify_all();
+    throw std::logic_error("emulated block: a thread left the body while others wait at the block barrier");
   }
 
   struct Mbarrier {
@@ -159,7 +149,6 @@ class HostBlockState {
   std::condition_variable cv_;
   int arrived_ = 0, left_ = 0;
   bool aborted_ = false;
-  std::string fault_;
   unsigned long generation_ = 0;
   std::map<const void*, Mbarrier> barriers_;
 };
@@ -176,11 +165,11 @@ struct HostBlock {
   void expect_bytes(std::uint64_t* bar, unsigned bytes) const { state->expect_bytes(bar, bytes); }
   void arrive(std::uint64_t* bar) const { state->arrive(bar); }
   /// As the copy engine, but a box whose rows start off a 16-B boundary (c0 not a multiple of 4;
-  /// the tensor's corner and row pitch are 16-B aligned) is a fault, which emulate_grid reports
-  /// after the block (on an H100: "illegal instruction" at the copy, a layer kernel tried on
-  /// 2026-11-24, bench/results/2026-11-24-h100-session10.md §1). The copy still lands.
+  /// the tensor's corner and row pitch are 16-B aligned) throws (on an H100: "illegal
+  /// instruction" at the copy, a layer kernel tried on 2026-11-24,
+  /// bench/results/2026-11-24-h100-session10.md §1).
   void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar) const {
-    if (c0 % 4 != 0) state->fault("tensor copy: box rows start off a 16-B boundary (k " + std::to_string(c0) + ")");
+    if (c0 % 4 != 0) throw std::logic_error("tensor copy: box rows start off a 16-B boundary (k " + std::to_string(c0) + ")");
     float* out = static_cast<float*>(dst);
     for (int z = 0; z < m.box[2]; ++z)
       for (int y = 0; y < m.box[1]; ++y)
@@ -225,7 +214,6 @@ inline void emulate_grid(const int grid[3], int threads_x, int threads_y, int sh
             });
         for (auto& t : threads) t.join();
         if (error) std::rethrow_exception(error);
-        if (!state.first_fault().empty()) throw std::logic_error(state.first_fault());
       }
 }
 
