@@ -16,7 +16,6 @@
 #include "kernels/cuda/pml_kernel.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/resources.hpp"
-#include "physics/log.hpp"
 #include "physics/view3.hpp"
 
 namespace minimod::kernels::cuda {
@@ -29,15 +28,12 @@ using physics::View3;
 
 /// Minimod's layer goes into the family's own launch when the family can take it
 /// (KernelFamily::fuses_minimod_layer) and MINIMOD_FUSED_LAYER is not 0 (benchmarks compare).
-bool fused_layer_enabled() {
+bool fuses_layer(const KernelFamily& family, const AcousticIsoProblem& p) {
   static const bool enabled = [] {
     const char* v = std::getenv("MINIMOD_FUSED_LAYER");
     return !(v && std::string(v) == "0");
   }();
-  return enabled;
-}
-bool fuses_layer(const KernelFamily& family, const AcousticIsoProblem& p) {
-  return fused_layer_enabled() && p.pml_kind != pml::PmlKind::cpml && family.fuses_minimod_layer;
+  return enabled && p.pml_kind != pml::PmlKind::cpml && family.fuses_minimod_layer;
 }
 
 /// Whether `family` advances in pairs on `p`: it has launch_pair, Minimod's PML, no free surface,
@@ -103,8 +99,7 @@ class CudaAcousticIso final : public Propagator {
     return family_->name + " " + tile_string(tile_);
   }
   std::int64_t allocated_bytes() const override {
-    std::int64_t b = u_.bytes() + u_prev_.bytes() + v2dt2_.bytes() + aux_.bytes() + pair1_.bytes() + pair2_.bytes() +
-                     aux1_.bytes() + aux2_.bytes();
+    std::int64_t b = u_.bytes() + u_prev_.bytes() + v2dt2_.bytes() + aux_.bytes() + pair1_.bytes() + pair2_.bytes();
     for (int a = 0; a < 3; ++a)
       b += eta_[a].bytes() + psi_[a].bytes() + zeta_[a].bytes() + cpml_a_[a].bytes() + cpml_b_[a].bytes();
     return b + receivers_.bytes();
@@ -156,44 +151,10 @@ class CudaAcousticIso final : public Propagator {
   // waits in pair2_. The second call updates the slabs of u^{n+2} and injects its source. Between
   // the two the state is a complete step (receivers, snapshots, health, the final wavefield read
   // u_ and u_prev_); writing any field drops the waiting half, and the next call starts a pair.
-  //
-  // A family with pair_fuses_minimod_layer sweeps the whole grid instead, the layer's points with
-  // the damped update of both steps, and no PML launch runs: aux^{n+1} goes to the spare aux1_
-  // and aux^{n+2} to aux2_ (aux_ = aux^n is read while neighbouring blocks write), and they rotate
-  // like the wavefields (aux_ = aux^{n+1} between the halves). Not where a source node's stencil
-  // (4 points along each axis) reaches the layer (the second step's share of the source is added
-  // for inner points only), nor where the two spares do not fit (logged once): then as above.
   bool pairs_possible() const { return advances_in_pairs(*family_, p_, transport_ != nullptr && p_.halo.any()); }
-
-  /// Whether this pair sweeps the layer too (see above); allocates the two aux spares at first use.
-  bool pair_takes_layer(const std::vector<NodeWeight>& source) {
-    if (!family_->pair_fuses_minimod_layer || !fused_layer_enabled() || layer_spares_missing_) return false;
-    const Box3 in = inner_box();
-    for (const auto& s : source) {
-      const Index3 q = s.node;
-      if (q.i - physics::kRadius < in.lo.i || q.i + physics::kRadius >= in.hi().i || q.j - physics::kRadius < in.lo.j ||
-          q.j + physics::kRadius >= in.hi().j || q.k - physics::kRadius < in.lo.k || q.k + physics::kRadius >= in.hi().k)
-        return false;
-    }
-    if (!aux1_.data()) {
-      const std::int64_t n = layout_.elements(), free = device_free_bytes();
-      if (2 * n * 4 + kDeviceMemoryMargin > free) {
-        log::info(family_->name + ": no room for the layer's two spare aux fields (" + gib(2 * n * 4) +
-                  "): its pairs leave the layer to the PML kernel");
-        layer_spares_missing_ = true;
-        return false;
-      }
-      aux1_ = DeviceBuffer<float>(n, "pml_aux (two-step spare)");
-      aux2_ = DeviceBuffer<float>(n, "pml_aux (two-step spare)");
-      for (auto* b : {&aux1_, &aux2_})  // zero on the inner points, which the kernel never writes
-        MM_CUDA_CHECK(cudaMemsetAsync(b->data(), 0, static_cast<size_t>(b->bytes()), inner_stream_.get()));
-    }
-    return true;
-  }
 
   void start_pair(const std::vector<NodeWeight>& source, float amplitude) {
     const cudaStream_t s0 = inner_stream_.get();
-    const bool layer = pair_takes_layer(source);
     if (!pair1_.data()) {
       const std::int64_t n = layout_.elements(), free = device_free_bytes();
       if (2 * n * 4 + kDeviceMemoryMargin > free)
@@ -211,24 +172,15 @@ class CudaAcousticIso final : public Propagator {
     PmlStepArgs pa = pml_args();
     pa.u_prev = view(u_prev_);
     pa.u_next = view(pair1_);
-    IsoPairArgs args{inner_box(), view(u_prev_), view(u_), view(pair1_), view(pair2_), view(v2dt2_), p_.laplacian};
-    if (layer) {
-      args.box = p_.grid.box();
-      args.layer = layer_args(args.box, pa).layer;
-      args.aux1 = view(aux1_);
-      args.aux2 = view(aux2_);
-    } else {
-      launch_pml(pa, pml_boxes(p_.grid.box()), s0);
-    }
+    launch_pml(pa, pml_boxes(p_.grid.box()), s0);
+    const IsoPairArgs args{inner_box(), view(u_prev_), view(u_), view(pair1_), view(pair2_), view(v2dt2_),
+                           p_.laplacian};
     family_->launch_pair(args, tile_, s0);
     MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
     inject_sources(view(pair1_), source, p_.grid.box(), amplitude, s0);
-    add_sources_to_second_step(view(pair2_), view(v2dt2_), layer ? inner_box() : args.box, source, amplitude,
-                               p_.laplacian, s0);
+    add_sources_to_second_step(view(pair2_), view(v2dt2_), args.box, source, amplitude, p_.laplacian, s0);
     u_prev_.swap(u_);   // u_prev_ = u^n
     u_.swap(pair1_);    // u_ = u^{n+1}, pair1_ = the old u^{n-1} (free)
-    if (layer) aux_.swap(aux1_);  // aux_ = aux^{n+1}, aux1_ = the old aux^n (free)
-    pair_layer_ = layer;
     pair_pending_ = true;
     receivers_.record(view(u_).origin, s0);
     MM_CUDA_CHECK(cudaEventRecord(step_done_.get(), s0));
@@ -237,14 +189,10 @@ class CudaAcousticIso final : public Propagator {
   void finish_pair(const std::vector<NodeWeight>& source, float amplitude) {
     const cudaStream_t s0 = inner_stream_.get();
     wait_for_snapshot_reads();
-    if (pair_layer_) {
-      aux_.swap(aux2_);  // aux_ = aux^{n+2}, aux2_ = aux^{n+1} (free)
-    } else {
-      PmlStepArgs pa = pml_args();
-      pa.u_prev = view(u_prev_);
-      pa.u_next = view(pair2_);
-      launch_pml(pa, pml_boxes(p_.grid.box()), s0);
-    }
+    PmlStepArgs pa = pml_args();
+    pa.u_prev = view(u_prev_);
+    pa.u_next = view(pair2_);
+    launch_pml(pa, pml_boxes(p_.grid.box()), s0);
     inject_sources(view(pair2_), source, p_.grid.box(), amplitude, s0);
     u_prev_.swap(u_);  // u_prev_ = u^{n+1}
     u_.swap(pair2_);   // u_ = u^{n+2}, pair2_ = the old u^n (free)
@@ -393,11 +341,6 @@ class CudaAcousticIso final : public Propagator {
       MM_CUDA_CHECK(cudaDeviceSynchronize());
       pair1_ = DeviceBuffer<float>();
       pair2_ = DeviceBuffer<float>();
-    }
-    if (!family.pair_fuses_minimod_layer && aux1_.data()) {  // and the layer's two spare aux fields
-      MM_CUDA_CHECK(cudaDeviceSynchronize());
-      aux1_ = DeviceBuffer<float>();
-      aux2_ = DeviceBuffer<float>();
     }
   }
 
@@ -694,9 +637,6 @@ class CudaAcousticIso final : public Propagator {
   DeviceBuffer<float> u_, u_prev_, v2dt2_, aux_;
   DeviceBuffer<float> pair1_, pair2_;  // two-step families: u^{n+1}, u^{n+2} (allocated on first use)
   bool pair_pending_ = false;          // u^{n+2} in pair2_ waits for its slabs and source
-  DeviceBuffer<float> aux1_, aux2_;    // pairs with the layer: aux^{n+1}, aux^{n+2} (first use)
-  bool pair_layer_ = false;            // the waiting half's pair swept the layer (aux2_ = aux^{n+2})
-  bool layer_spares_missing_ = false;  // no room for aux1_, aux2_: pairs leave the layer to pml.cu
   DeviceBuffer<float> eta_[3];                        // Minimod PML
   DeviceBuffer<float> psi_[3], zeta_[3], cpml_a_[3], cpml_b_[3];  // CPML
   DeviceBuffer<unsigned> scratch_;

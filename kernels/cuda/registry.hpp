@@ -9,7 +9,6 @@
 
 #include "kernels/tti_point.hpp"
 #include "physics/error.hpp"
-#include "physics/host_device.hpp"
 #include "physics/stencil.hpp"
 #include "physics/view3.hpp"
 
@@ -55,13 +54,6 @@ struct IsoPairArgs {
   physics::View3<float> u1, u2;
   physics::View3<const float> v2dt2;
   physics::LaplacianCoeffs laplacian;
-  /// Minimod's layer in the same sweep (families with KernelFamily::pair_fuses_minimod_layer;
-  /// layer.aux.origin == nullptr: none): `box` is then the whole grid, its points outside
-  /// layer.inner take the damped update of both steps, layer.aux holds aux^n (read only), and aux1,
-  /// aux2 (distinct arrays, zero on the inner points) receive aux^{n+1} and aux^{n+2} on the layer.
-  MinimodLayer layer;
-  physics::View3<float> aux1, aux2;
-  MM_HOST_DEVICE bool has_layer() const { return layer.aux.origin != nullptr; }
 };
 
 /// The staging families index u, u_next and v2dt2 with one offset; the propagator allocates them
@@ -75,8 +67,7 @@ inline bool shares_layout(const IsoStepArgs& a) {
 /// origin serve them all).
 inline bool shares_layout(const IsoPairArgs& a) {
   const auto same = [&a](const auto& v) { return v.sx == a.u.sx && v.sy == a.u.sy && v.box == a.u.box; };
-  return same(a.u_prev) && same(a.u1) && same(a.u2) && same(a.v2dt2) &&
-         (!a.has_layer() || (same(a.layer.aux) && same(a.aux1) && same(a.aux2)));
+  return same(a.u_prev) && same(a.u1) && same(a.u2) && same(a.v2dt2);
 }
 
 struct KernelFamily {
@@ -107,9 +98,6 @@ struct KernelFamily {
   /// Two steps per launch (IsoPairArgs): the propagator then advances in pairs where it can (one
   /// subdomain, Minimod's PML, no free surface) and takes single steps with `launch` otherwise.
   void (*launch_pair)(const IsoPairArgs&, const Tile&, cudaStream_t) = nullptr;
-  /// Its launch_pair takes IsoPairArgs::layer: with Minimod's PML the propagator then sweeps the
-  /// whole grid in pairs, the layer included, instead of the inner box plus two PML launches.
-  bool pair_fuses_minimod_layer = false;
   /// Not yet checked against the CPU reference on a GPU (DESIGN.md §7): `kernel: auto` skips it,
   /// `--list-kernels` says so, and naming it in execution.kernel logs a warning. The gpu tests
   /// still run it, which is how it stops being unverified.

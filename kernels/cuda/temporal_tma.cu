@@ -40,7 +40,6 @@
 #include "kernels/cuda/tti_stage.cuh"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
-#include "pml/pml_update.hpp"
 
 namespace minimod::kernels::cuda {
 namespace {
@@ -79,12 +78,12 @@ struct PairStage {
   static_assert(smem_bytes <= 227 * 1024, "more shared memory than an H100 block may have");
 };
 
-/// The tensor maps a block copies from (CUtensorMap on the GPU, HostTensorMap in the emulation):
-/// u^n with the ring's halo, u_prev, (v dt)^2 and u1 over the ring, (v dt)^2 over the tile (the
-/// second step's), and with Minimod's layer in the sweep aux^n over the ring (else u1's again).
+/// The five tensor maps a block copies from (CUtensorMap on the GPU, HostTensorMap in the
+/// emulation): u^n with the ring's halo, u_prev, (v dt)^2 and u1 over the ring, (v dt)^2 over the
+/// tile (the second step's).
 template <class Map>
 struct PairMaps {
-  Map u, prev, v2dt2, u1, vel2, aux;
+  Map u, prev, v2dt2, u1, vel2;
 };
 
 /// The maps of a launch with PairStage S (output tile TK x TJ), each made by
@@ -92,9 +91,8 @@ struct PairMaps {
 template <int TK, int TJ, class S, class Make>
 auto pair_maps(const IsoPairArgs& a, const Make& make) {
   using Map = decltype(make(a.u, 1, 1));
-  return PairMaps<Map>{make(a.u, S::UX, S::UY),    make(a.u_prev, S::BX, S::BY), make(a.v2dt2, S::BX, S::BY),
-                       make(a.u1, S::BX, S::BY),  make(a.v2dt2, TK, TJ),
-                       a.has_layer() ? make(a.layer.aux, S::BX, S::BY) : make(a.u1, S::BX, S::BY)};
+  return PairMaps<Map>{make(a.u, S::UX, S::UY), make(a.u_prev, S::BX, S::BY), make(a.v2dt2, S::BX, S::BY),
+                       make(a.u1, S::BX, S::BY), make(a.v2dt2, TK, TJ)};
 }
 
 /// Whether plane c of the first step has points outside the box that the block must take from
@@ -104,11 +102,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE bool takes_u1(bool edge, int c, const physics::Bo
 }
 
 /// Issued by thread 0: plane p (n = p - first) into its U slot and head stage: u^n(p); with
-/// c = p - R a first-step plane, u_prev, (v dt)^2 and, where needed, u1 of plane c (a block of
-/// the layer, LAYER: aux^n of plane c instead, always); with c2 = p - 2R an output plane,
-/// (v dt)^2 of plane c2 over the tile. All complete on the U slot's mbarrier.
+/// c = p - R a first-step plane, u_prev, (v dt)^2 and, where needed, u1 of plane c; with c2 =
+/// p - 2R an output plane, (v dt)^2 of plane c2 over the tile. All complete on the U slot's mbarrier.
 #pragma nv_exec_check_disable
-template <int TK, int TJ, int RY, int D, bool LAYER, class Block, class Map>
+template <int TK, int TJ, int RY, int D, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const IsoPairArgs& a, int p, int n,
                                                      int i_begin, int k0, int j0, bool edge, const MapOrigin& o,
                                                      unsigned char* base, const PairMaps<Map>& maps) {
@@ -118,7 +115,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const Iso
   unsigned char* h = base + S::kHOffset + (n % S::NH) * S::kHSlot;
   const int c = p - R, c2 = c - R;
   const bool first_step = c >= i_begin - R, second_step = c2 >= i_begin;
-  const bool u1 = first_step && (LAYER || takes_u1(edge, c, a.box));
+  const bool u1 = first_step && takes_u1(edge, c, a.box);
   blk.expect_bytes(bar, S::kUBytes + (first_step ? 2 * S::kRingBytes : 0) + (u1 ? S::kRingBytes : 0) +
                             (second_step ? S::kTileBytes : 0));
   blk.copy_3d(u, maps.u, k0 - 2 * R - o.k, j0 - 2 * R - o.j, p - o.i, bar);
@@ -126,7 +123,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const Iso
     blk.copy_3d(h + S::kPrev, maps.prev, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
     blk.copy_3d(h + S::kVel, maps.v2dt2, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
   }
-  if (u1) blk.copy_3d(h + S::kU1, LAYER ? maps.aux : maps.u1, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
+  if (u1) blk.copy_3d(h + S::kU1, maps.u1, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
   if (second_step) blk.copy_3d(h + S::kVel2, maps.vel2, k0 - o.k, j0 - o.j, c2 - o.i, bar);
 }
 
@@ -175,18 +172,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE RingPoint ring_point(int t) {
 MM_HOST_DEVICE MM_FORCE_INLINE int next_slot(int x, int n) { return x + 1 == n ? 0 : x + 1; }
 
 /// One block's sweep, written against block_model.cuh (DeviceBlock on the GPU, HostBlock in the
-/// emulation); `raw` its dynamic shared memory (PairStage::smem_bytes). LAYER: a block whose
-/// first-step points meet Minimod's layer (a.layer): a point of the box outside a.layer.inner takes
-/// the damped update (pml/pml_update.hpp) in either step; aux^n comes with the head stage, aux^{n+1}
-/// goes to a.aux1 and is read back by the same thread 4 planes later, aux^{n+2} goes to a.aux2;
-/// where the ring leaves the box (the grid) u^{n+1} is the halo's zero.
+/// emulation); `raw` its dynamic shared memory (PairStage::smem_bytes).
 // Its plane loop is a generic lambda (the phase as a compile-time constant), which inherits the
 // host-device attribute but not nv_exec_check_disable: the HostBlock instantiation (host code
 // only) would warn that a host function is called from a host-device one. The two warnings are
 // silenced here and restored after the function.
 #pragma nv_diag_suppress 20011, 20014
 #pragma nv_exec_check_disable
-template <int TK, int TJ, int RY, int D, bool LAYER, class Block, class Map>
+template <int TK, int TJ, int RY, int D, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPairArgs& a, const PairMaps<Map>& maps,
                                                    MapOrigin o, int chunk, unsigned char* raw) {
   using S = PairStage<TK, TJ, RY, D>;
@@ -228,33 +221,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   float* const u2_col = a.u2.origin + col_offset;
   const physics::LaplacianCoeffs lap = weights_in_registers(a.laplacian, S::threads <= 640);  // <= 96 registers
 
-  // Minimod's layer (LAYER): whether point (i, row r) of this thread lies in the inner box, and
-  // the damping profiles eta[axis][i + 1]. Read from the kernel's parameters where used: kept in
-  // registers they cost the lean body's.
-  const auto inner = [&](int i, int r) {
-    const int j = j0 - R + jr0 + r;
-    const physics::Box3& in = a.layer.inner;
-    return static_cast<unsigned>(k - in.lo.k) < static_cast<unsigned>(in.n.k) &&
-           static_cast<unsigned>(j - in.lo.j) < static_cast<unsigned>(in.n.j) &&
-           static_cast<unsigned>(i - in.lo.i) < static_cast<unsigned>(in.n.i);
-  };
-  // Minimod's damped update at (i, row r) from the point's u_prev, u, (v dt)^2, Laplacian and aux,
-  // and u's neighbours `at(di, dj, dk)` (the gradient term): u_next, and aux_next into *aux_out.
-  // eta is rebuilt in the CPU's order, (ex + ey) + ez.
-  const auto damped = [&](int i, int r, float u_prev, float u, float v2dt2, float lap_u, float aux,
-                          const auto& at, float* aux_out) {
-    const int j = j0 - R + jr0 + r;
-    const float* const ex = a.layer.eta[0] + 1;
-    const float* const ey = a.layer.eta[1] + 1;
-    const float* const ez = a.layer.eta[2] + 1;
-    const float eta = ex[i] + ey[j] + ez[k];
-    const float grad = pml::pml_gradient_term(ex[i + 1], ex[i - 1], at(1, 0, 0), at(-1, 0, 0), a.layer.inv_4h2[0]) +
-                       pml::pml_gradient_term(ey[j + 1], ey[j - 1], at(0, 1, 0), at(0, -1, 0), a.layer.inv_4h2[1]) +
-                       pml::pml_gradient_term(ez[k + 1], ez[k - 1], at(0, 0, 1), at(0, 0, -1), a.layer.inv_4h2[2]);
-    *aux_out = pml::pml_aux_next(aux, eta, grad);
-    return pml::pml_u_next(u_prev, u, v2dt2, lap_u, aux, eta);
-  };
-
   std::uint64_t* const done = bar + S::NU;  // plane n's: every thread arrives when it is done with it
   if (tid == 0) {
     for (int s = 0; s < S::NU; ++s) blk.mbarrier_init(bar + s, 1);
@@ -264,7 +230,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
   blk.sync();
   if (tid == 0)
     for (int q = first; q < first + D && q < last; ++q)
-      stage_pair_plane<TK, TJ, RY, D, LAYER>(blk, a, q, q - first, i_begin, k0, j0, edge, o, base, maps);
+      stage_pair_plane<TK, TJ, RY, D>(blk, a, q, q - first, i_begin, k0, j0, edge, o, base, maps);
 
   // Slots of plane p (U and head), of plane c (U) and of c, c2 in the u^{n+1} ring.
   int us = 0, hs = 0, ms = S::NU - R, rc = kRing - R;
@@ -331,29 +297,17 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
           if (dj != 0) return col[r + R + dj];
           return row[dk];
         };
+        const float u1 = physics::leapfrog(prev[e], qa[r][at_q(R)], vel[e], physics::laplacian8(at_n, lap));
         const bool computed = computed_plane && col_in[r];
-        const bool stores = computed && writes[r] && own_plane;
-        const float lap_n = physics::laplacian8(at_n, lap);
-        float u1;
-        if (LAYER && computed && !inner(c, r)) {  // u1_given holds aux^n here
-          float aux1;
-          u1 = damped(c, r, prev[e], qa[r][at_q(R)], vel[e], lap_n, u1_given[e], at_n, &aux1);
-          if (stores) a.aux1.origin[col_offset + off_c + r * sy] = aux1;
-        } else {
-          u1 = physics::leapfrog(prev[e], qa[r][at_q(R)], vel[e], lap_n);
-        }
-        if (stores) u1_col[off_c + r * sy] = u1;
-        if constexpr (LAYER)
-          qb[r][at_q(2 * R)] = computed ? u1 : 0.0f;  // the grid's halo
-        else
-          qb[r][at_q(2 * R)] = computed || !given ? u1 : u1_given[e];
+        if (computed && writes[r] && own_plane) u1_col[off_c + r * sy] = u1;
+        qb[r][at_q(2 * R)] = computed || !given ? u1 : u1_given[e];
       }
     }
 
     if (n > 0) blk.wait(done + ((n - 1) & 1), static_cast<unsigned>((n - 1) >> 1) & 1u);  // plane n-1 done
     if (tid == 0 && p + D < last) {  // into the U slot of plane p-5 and the head stage of p-1
       blk.fence_proxy();
-      stage_pair_plane<TK, TJ, RY, D, LAYER>(blk, a, p + D, n + D, i_begin, k0, j0, edge, o, base, maps);
+      stage_pair_plane<TK, TJ, RY, D>(blk, a, p + D, n + D, i_begin, k0, j0, edge, o, base, maps);
     }
     if (first_step) {
 #pragma unroll
@@ -375,16 +329,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
           return ring_c2[e + dk];
         };
         const float v = vel2[(jr0 + r - R) * TK + cx - R];
-        const float lap_n1 = physics::laplacian8(at_n1, lap);
-        float u2;
-        if (LAYER && writes[r] && !inner(c2, r)) {  // aux^{n+1}: this thread's own store, 4 planes ago
-          const std::int64_t at = col_offset + off_c - sx4 + r * sy;
-          float aux2;
-          u2 = damped(c2, r, qa[r][at_q(0)], qb[r][at_q(R)], v, lap_n1, a.aux1.origin[at], at_n1, &aux2);
-          a.aux2.origin[at] = aux2;
-        } else {
-          u2 = physics::leapfrog(qa[r][at_q(0)], qb[r][at_q(R)], v, lap_n1);
-        }
+        const float u2 = physics::leapfrog(qa[r][at_q(0)], qb[r][at_q(R)], v, physics::laplacian8(at_n1, lap));
         if (writes[r]) u2_col[off_c - sx4 + r * sy] = u2;
       }
     }
@@ -405,36 +350,12 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
 }
 #pragma nv_diag_default 20011, 20014
 
-/// Whether block (bx, by, bz)'s first-step points (its tile grown by R in j and k, its chunk by R
-/// in i) meet Minimod's layer: such a block runs the damped body, the others the lean one.
-MM_HOST_DEVICE MM_FORCE_INLINE bool pair_block_meets_layer(const IsoPairArgs& a, const MapOrigin& o, int chunk,
-                                                           int tk, int tj, int bx, int by, int bz) {
-  if (!a.has_layer()) return false;
-  const physics::Index3 lo = a.box.lo, hi = a.box.hi(), in_lo = a.layer.inner.lo, in_hi = a.layer.inner.hi();
-  const int k0 = lo.k - o.shift + bx * tk, j0 = lo.j + by * tj, i0 = lo.i + bz * chunk;
-  const int i1 = i0 + chunk < hi.i ? i0 + chunk : hi.i;
-  return k0 - R < in_lo.k || k0 + tk + R > in_hi.k || j0 - R < in_lo.j || j0 + tj + R > in_hi.j ||
-         i0 - R < in_lo.i || i1 + R > in_hi.i;
-}
-
-/// One block: the damped body where its points meet the layer, else the lean one (block-uniform).
-#pragma nv_exec_check_disable
-template <int TK, int TJ, int RY, int D, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_any_block(const Block& blk, const IsoPairArgs& a,
-                                                       const PairMaps<Map>& maps, MapOrigin o, int chunk,
-                                                       unsigned char* raw) {
-  if (pair_block_meets_layer(a, o, chunk, TK, TJ, blk.bx, blk.by, blk.bz))
-    pair_tma_block<TK, TJ, RY, D, true>(blk, a, maps, o, chunk, raw);
-  else
-    pair_tma_block<TK, TJ, RY, D, false>(blk, a, maps, o, chunk, raw);
-}
-
 template <int TK, int TJ, int RY, int D>
 __global__ void __launch_bounds__(PairStage<TK, TJ, RY, D>::threads, 1)
     temporal_tma_iso(IsoPairArgs a, const __grid_constant__ PairMaps<CUtensorMap> maps, MapOrigin o, int chunk) {
   extern __shared__ __align__(128) unsigned char temporal_tma_raw[];
   if ((smem_address(temporal_tma_raw) & 127u) != 0) __trap();  // pair_tma_block's base
-  pair_tma_any_block<TK, TJ, RY, D>(DeviceBlock(), a, maps, o, chunk, temporal_tma_raw);
+  pair_tma_block<TK, TJ, RY, D>(DeviceBlock(), a, maps, o, chunk, temporal_tma_raw);
 }
 
 // --- host side ----------------------------------------------------------------------------------
@@ -472,7 +393,7 @@ void emulate_kernel(const IsoPairArgs& a, int chunk) {
   const dim3 g = pair_grid<TK, TJ>(a, o, chunk);
   const int grid[3] = {static_cast<int>(g.x), static_cast<int>(g.y), static_cast<int>(g.z)};
   emulate_grid(grid, S::threads, 1, S::smem_bytes, [&](HostBlock& blk, unsigned char* raw) {
-    pair_tma_any_block<TK, TJ, RY, D>(blk, a, maps, o, chunk, raw);
+    pair_tma_block<TK, TJ, RY, D>(blk, a, maps, o, chunk, raw);
   });
 }
 
@@ -514,7 +435,6 @@ KernelFamily family() {
                 {64, 16, 96},  {32, 24, 64},  {32, 32, 128}, {32, 16, 128}, {32, 8, 128}};
   f.launch = &launch_single_by_semi_tma;
   f.launch_pair = &launch_pair;
-  f.pair_fuses_minimod_layer = true;
   f.description = "2 time steps per sweep, planes staged by tensor copies (TMA), ring recomputed; sm_90+";
   f.attributes = &attributes;
   f.dynamic_smem = &dynamic_smem;
