@@ -20,13 +20,6 @@
 
 namespace minimod::kernels::cuda {
 
-/// How long (ns) a thread waiting on an mbarrier may be suspended per try (DeviceBlock::try_wait);
-/// MINIMOD_MBARRIER_SUSPEND_NS=0 at build time keeps the hardware's default (for comparison).
-#ifndef MINIMOD_MBARRIER_SUSPEND_NS
-#define MINIMOD_MBARRIER_SUSPEND_NS 1000000
-#endif
-constexpr unsigned kMbarrierSuspendNs = MINIMOD_MBARRIER_SUSPEND_NS;
-
 __device__ __forceinline__ unsigned smem_address(const void* p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
@@ -74,41 +67,26 @@ struct DeviceBlock {
         "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar))
         : "memory");
   }
-  /// Returns whether the phase of that parity has completed. mbarrier.try_wait suspends the thread
-  /// until the phase completes or a time limit passes: kMbarrierSuspendNs (the instruction's
-  /// suspendTimeHint) instead of the system's shorter default, so a waiting warp retries (and
-  /// issues its loop) rarely; 0 keeps the default.
+  /// Returns whether the phase of that parity has completed (mbarrier.try_wait suspends the
+  /// thread for a while before it gives up).
   __device__ __forceinline__ bool try_wait(std::uint64_t* bar, unsigned parity) const {
     unsigned done = 0;
-    if constexpr (kMbarrierSuspendNs > 0) {
-      asm volatile(
-          "{\n"
-          ".reg .pred p;\n"
-          "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2, %3;\n"
-          "selp.u32 %0, 1, 0, p;\n"
-          "}\n"
-          : "=r"(done)
-          : "r"(smem_address(bar)), "r"(parity), "n"(kMbarrierSuspendNs)
-          : "memory");
-    } else {
-      asm volatile(
-          "{\n"
-          ".reg .pred p;\n"
-          "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-          "selp.u32 %0, 1, 0, p;\n"
-          "}\n"
-          : "=r"(done)
-          : "r"(smem_address(bar)), "r"(parity)
-          : "memory");
-    }
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+        "selp.u32 %0, 1, 0, p;\n"
+        "}\n"
+        : "=r"(done)
+        : "r"(smem_address(bar)), "r"(parity)
+        : "memory");
     return done != 0;
   }
   /// Waits for the phase; a copy that never lands (a wrong byte count or tensor map) traps after
-  /// seconds of tries instead of hanging the GPU: the launch then fails with an error.
+  /// ~2^22 tries (seconds) instead of hanging the GPU: the launch then fails with an error.
   __device__ __forceinline__ void wait(std::uint64_t* bar, unsigned parity) const {
-    constexpr unsigned kMaxTries = kMbarrierSuspendNs > 0 ? 4000u * 1000u * 1000u / kMbarrierSuspendNs : 1u << 22;
     for (unsigned tries = 0; !try_wait(bar, parity); ++tries)
-      if (tries > kMaxTries) __trap();
+      if (tries > (1u << 22)) __trap();
   }
 };
 
