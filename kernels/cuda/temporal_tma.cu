@@ -353,20 +353,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pair_tma_block(const Block& blk, const IsoPa
 
 template <int TK, int TJ, int RY, int D>
 __global__ void __launch_bounds__(PairStage<TK, TJ, RY, D>::threads, 1)
-    temporal_tma_iso(IsoPairArgs a, const __grid_constant__ PairMaps<CUtensorMap> maps, MapOrigin o, int chunk,
-                     int group) {
+    temporal_tma_iso(IsoPairArgs a, const __grid_constant__ PairMaps<CUtensorMap> maps, MapOrigin o, int chunk) {
   extern __shared__ __align__(128) unsigned char temporal_tma_raw[];
   if ((smem_address(temporal_tma_raw) & 127u) != 0) __trap();  // pair_tma_block's base
-  DeviceBlock blk;
-  if (group > 0) {  // EXPERIMENT: launch order in groups of `group` k tiles, k fastest, then j
-    const int gx = static_cast<int>(gridDim.x), gy = static_cast<int>(gridDim.y);
-    const int l = blk.bx + gx * blk.by;  // within the chunk layer
-    const int g = l / (group * gy), r = l % (group * gy);
-    const int w = gx - g * group < group ? gx - g * group : group;
-    blk.bx = g * group + r % w;
-    blk.by = r / w;
-  }
-  pair_tma_block<TK, TJ, RY, D>(blk, a, maps, o, chunk, temporal_tma_raw);
+  pair_tma_block<TK, TJ, RY, D>(DeviceBlock(), a, maps, o, chunk, temporal_tma_raw);
 }
 
 // --- host side ----------------------------------------------------------------------------------
@@ -396,11 +386,7 @@ void launch_kernel(const IsoPairArgs& a, int chunk, cudaStream_t s) {
   }();
   o.shift = (a.box.lo.k - a.u.box.lo.k) % align;
   const auto maps = pair_maps<TK, TJ, S>(a, [](const auto& v, int bx, int by) { return tensor_map(v, bx, by); });
-  static const int group = [] {
-    const char* v = std::getenv("MINIMOD_PAIR_ORDER");
-    return v ? std::atoi(v) : 0;
-  }();
-  kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::threads, 1, 1), S::smem_bytes, s>>>(a, maps, o, chunk, group);
+  kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::threads, 1, 1), S::smem_bytes, s>>>(a, maps, o, chunk);
 }
 
 /// The same block body on host threads over host arrays (block_emulation.hpp), with the grid,
