@@ -29,7 +29,6 @@
 // laplacian8 through accessors and leapfrog, as the CPU. Single steps (several subdomains, the
 // CPML, free surfaces) are semi_tma's.
 #include <cstdint>
-#include <cstdlib>
 #include <type_traits>
 
 #include "kernels/cuda/block_emulation.hpp"
@@ -379,12 +378,7 @@ void launch_kernel(const IsoPairArgs& a, int chunk, cudaStream_t s) {
   using S = PairStage<TK, TJ, RY, D>;
   constexpr auto kernel = &temporal_tma_iso<TK, TJ, RY, D>;
   ensure_smem_limit<kernel>(S::smem_bytes);
-  MapOrigin o = map_origin(a.box, a.u.box);
-  static const int align = [] {  // EXPERIMENT: tile origins on 4*align-byte boundaries
-    const char* v = std::getenv("MINIMOD_PAIR_ALIGN");
-    return v ? std::atoi(v) : 32;
-  }();
-  o.shift = (a.box.lo.k - a.u.box.lo.k) % align;
+  const MapOrigin o = map_origin(a.box, a.u.box);
   const auto maps = pair_maps<TK, TJ, S>(a, [](const auto& v, int bx, int by) { return tensor_map(v, bx, by); });
   kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::threads, 1, 1), S::smem_bytes, s>>>(a, maps, o, chunk);
 }
