@@ -180,9 +180,6 @@ struct HostBlock {
         }
     state->landed(bar, m.bytes());
   }
-  void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar, int) const {
-    copy_3d(dst, m, c0, c1, c2, bar);
-  }
   void wait(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }
 };
 

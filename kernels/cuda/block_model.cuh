@@ -67,21 +67,6 @@ struct DeviceBlock {
         "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar))
         : "memory");
   }
-  /// EXPERIMENT: copy_3d with an L2 eviction policy (0: none, 1: evict_first, 2: evict_last).
-  __device__ __forceinline__ void copy_3d(void* dst, const CUtensorMap& map, int c0, int c1, int c2,
-                                          std::uint64_t* bar, int hint) const {
-    if (hint == 0) return copy_3d(dst, map, c0, c1, c2, bar);
-    std::uint64_t policy;
-    if (hint == 1)
-      asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-    else
-      asm volatile("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, {%2, %3, %4}], "
-        "[%5], %6;" ::"r"(smem_address(dst)),
-        "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar)), "l"(policy)
-        : "memory");
-  }
   /// Returns whether the phase of that parity has completed (mbarrier.try_wait suspends the
   /// thread for a while before it gives up).
   __device__ __forceinline__ bool try_wait(std::uint64_t* bar, unsigned parity) const {

@@ -29,7 +29,6 @@
 // laplacian8 through accessors and leapfrog, as the CPU. Single steps (several subdomains, the
 // CPML, free surfaces) are semi_tma's.
 #include <cstdint>
-#include <cstdlib>
 #include <type_traits>
 
 #include "kernels/cuda/block_emulation.hpp"
@@ -119,14 +118,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_pair_plane(const Block& blk, const Iso
   const bool u1 = first_step && takes_u1(edge, c, a.box);
   blk.expect_bytes(bar, S::kUBytes + (first_step ? 2 * S::kRingBytes : 0) + (u1 ? S::kRingBytes : 0) +
                             (second_step ? S::kTileBytes : 0));
-  const int l2 = o.l2;  // EXPERIMENT
-  blk.copy_3d(u, maps.u, k0 - 2 * R - o.k, j0 - 2 * R - o.j, p - o.i, bar, l2 & 1 ? 2 : 0);
+  blk.copy_3d(u, maps.u, k0 - 2 * R - o.k, j0 - 2 * R - o.j, p - o.i, bar);
   if (first_step) {
-    blk.copy_3d(h + S::kPrev, maps.prev, k0 - R - o.k, j0 - R - o.j, c - o.i, bar, l2 & 2 ? 1 : 0);
-    blk.copy_3d(h + S::kVel, maps.v2dt2, k0 - R - o.k, j0 - R - o.j, c - o.i, bar, l2 & 16 ? 2 : 0);
+    blk.copy_3d(h + S::kPrev, maps.prev, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
+    blk.copy_3d(h + S::kVel, maps.v2dt2, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
   }
-  if (u1) blk.copy_3d(h + S::kU1, maps.u1, k0 - R - o.k, j0 - R - o.j, c - o.i, bar, l2 & 2 ? 1 : 0);
-  if (second_step) blk.copy_3d(h + S::kVel2, maps.vel2, k0 - o.k, j0 - o.j, c2 - o.i, bar, l2 & 4 ? 1 : 0);
+  if (u1) blk.copy_3d(h + S::kU1, maps.u1, k0 - R - o.k, j0 - R - o.j, c - o.i, bar);
+  if (second_step) blk.copy_3d(h + S::kVel2, maps.vel2, k0 - o.k, j0 - o.j, c2 - o.i, bar);
 }
 
 /// The Laplacian's weights held in registers for the whole sweep where the block leaves room for
@@ -380,12 +378,7 @@ void launch_kernel(const IsoPairArgs& a, int chunk, cudaStream_t s) {
   using S = PairStage<TK, TJ, RY, D>;
   constexpr auto kernel = &temporal_tma_iso<TK, TJ, RY, D>;
   ensure_smem_limit<kernel>(S::smem_bytes);
-  MapOrigin o = map_origin(a.box, a.u.box);
-  static const int l2 = [] {  // EXPERIMENT: L2 eviction hints of the copies (bits, see stage_pair_plane)
-    const char* v = std::getenv("MINIMOD_PAIR_L2");
-    return v ? std::atoi(v) : 0;
-  }();
-  o.l2 = l2;
+  const MapOrigin o = map_origin(a.box, a.u.box);
   const auto maps = pair_maps<TK, TJ, S>(a, [](const auto& v, int bx, int by) { return tensor_map(v, bx, by); });
   kernel<<<pair_grid<TK, TJ>(a, o, chunk), dim3(S::threads, 1, 1), S::smem_bytes, s>>>(a, maps, o, chunk);
 }

@@ -67,7 +67,6 @@ inline int tile_row_shift(const physics::Box3& region, const physics::Box3& allo
 struct MapOrigin {
   int i, j, k;
   int shift;
-  int l2 = 0;  // EXPERIMENT
 };
 
 /// The map origin of a view over `alloc` for `region`: the first tile starts at or below region.lo.k on a
