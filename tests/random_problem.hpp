@@ -1,5 +1,6 @@
 // Helpers shared by the GPU and MPI tests: random valid problems and fields, whole-field reads.
 #pragma once
+#include <array>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,16 +14,17 @@ using physics::Box3;
 using physics::Index3;
 
 /// A random valid problem: velocities 1500..4500 m/s, unequal PML
-/// widths, optionally a free surface on top.
+/// widths (`z_widths` on the z faces), optionally a free surface on top.
 inline kernels::AcousticIsoProblem random_problem(unsigned seed, Index3 n, bool free_top,
-                                                  pml::PmlKind kind = pml::PmlKind::cpml) {
+                                                  pml::PmlKind kind = pml::PmlKind::cpml,
+                                                  std::array<int, 2> z_widths = {4, 8}) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> v(1500, 4500);
   kernels::AcousticIsoProblem p;
   p.grid.shape = n;
   p.grid.spacing = {10, 12, 8};
-  p.pml.lo = {5, 6, free_top ? 0 : 4};
-  p.pml.hi = {7, 3, 8};
+  p.pml.lo = {5, 6, free_top ? 0 : z_widths[0]};
+  p.pml.hi = {7, 3, z_widths[1]};
   p.free_surface[kernels::kZLo] = free_top;
   const double dt = 0.5 * physics::critical_dt(4500, p.grid.spacing);
   p.pml_kind = kind;

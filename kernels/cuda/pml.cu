@@ -107,6 +107,12 @@ __global__ void __launch_bounds__(kBx* kBy* kBz) pml_iso(PmlStepArgs a) {
   const float* p = a.u.ptr(i, j, k);
   const std::int64_t sx = a.u.sx, sy = a.u.sy;
   const auto at = [p, sx, sy](int di, int dj, int dk) { return __ldg(p + di * sx + dj * sy + dk); };
+  if (a.undamped.contains(i, j, k)) {  // an inner point given to this kernel
+    float* out = a.u_next.ptr(i, j, k);
+    const float u_prev = a.u_prev.origin ? *a.u_prev.ptr(i, j, k) : *out;
+    *out = physics::leapfrog(u_prev, at(0, 0, 0), __ldg(a.v2dt2.ptr(i, j, k)), physics::laplacian8(at, a.laplacian));
+    return;
+  }
   const float* ex = a.eta_x + 1;
   const float* ey = a.eta_y + 1;
   const float* ez = a.eta_z + 1;
@@ -253,6 +259,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
   const float* ey = a.eta_y + 1;
   const float* ez = a.eta_z + 1;
   float ey_j = 0.0f, ey_p = 0.0f, ey_m = 0.0f, ez_k = 0.0f, ez_p = 0.0f, ez_m = 0.0f;
+  // An inner point given to this kernel (a.undamped): the plain leapfrog, its aux untouched.
+  const physics::Box3& und = a.undamped;
+  const bool jk_undamped = j >= und.lo.j && j < und.hi().j && k >= und.lo.k && k < und.hi().k;
   if (writes) {
     ey_j = load(ey + j), ey_p = load(ey + j + 1), ey_m = load(ey + j - 1);
     ez_k = load(ez + k), ez_p = load(ez + k + 1), ez_m = load(ez + k - 1);
@@ -284,13 +293,18 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
       const auto at = [q, own, S](int di, int dj, int dk) {
         return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
       };
-      const float eta = ex_c + ey_j + ez_k;  // the CPU's order: (ex + ey) + ez
-      *pn = pml::pml_u_next(up, q[R], vv, physics::laplacian8(at, a.laplacian), ax, eta);
-      const float grad =
-          pml::pml_gradient_term(ex_p, ex_m, at(1, 0, 0), at(-1, 0, 0), a.inv_4h2[0]) +
-          pml::pml_gradient_term(ey_p, ey_m, at(0, 1, 0), at(0, -1, 0), a.inv_4h2[1]) +
-          pml::pml_gradient_term(ez_p, ez_m, at(0, 0, 1), at(0, 0, -1), a.inv_4h2[2]);
-      *pa = pml::pml_aux_next(ax, eta, grad);
+      const float lap = physics::laplacian8(at, a.laplacian);
+      if (jk_undamped && i >= und.lo.i && i < und.hi().i) {
+        *pn = physics::leapfrog(up, q[R], vv, lap);
+      } else {
+        const float eta = ex_c + ey_j + ez_k;  // the CPU's order: (ex + ey) + ez
+        *pn = pml::pml_u_next(up, q[R], vv, lap, ax, eta);
+        const float grad =
+            pml::pml_gradient_term(ex_p, ex_m, at(1, 0, 0), at(-1, 0, 0), a.inv_4h2[0]) +
+            pml::pml_gradient_term(ey_p, ey_m, at(0, 1, 0), at(0, -1, 0), a.inv_4h2[1]) +
+            pml::pml_gradient_term(ez_p, ez_m, at(0, 0, 1), at(0, 0, -1), a.inv_4h2[2]);
+        *pa = pml::pml_aux_next(ax, eta, grad);
+      }
     }
     pu += sx;
     pn += sx;

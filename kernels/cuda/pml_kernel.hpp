@@ -26,6 +26,11 @@ struct PmlStepArgs {
   const float* eta_y;
   const float* eta_z;
   float inv_4h2[3];
+  /// Points of the given boxes inside this box are inner points, not the layer's: they take the
+  /// plain leapfrog and their aux stays. Empty (the usual case): every point is the layer's. The
+  /// two-step families' pairs give the layer kernel the inner columns up to the next whole DRAM
+  /// lines of the rows (acoustic_iso_cuda.cu, pair_split).
+  physics::Box3 undamped;
   // PmlKind::cpml
   physics::View3<float> psi[3];
   physics::View3<float> zeta[3];

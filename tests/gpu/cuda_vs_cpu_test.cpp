@@ -141,23 +141,30 @@ TEST_P(CudaFamily, TracesMatchCpuOverManySteps) {
 // against single CPU steps, with sources where the second step of a pair needs its correction
 // (inside the inner box, on its edges, in the PML, within 4 of the box from outside), an odd step
 // count (the state between the halves of a pair is read), the state rewritten between pairs, and
-// receivers.
+// receivers. Two grids: the pair kernel's box is the inner box with its z+ face moved inward to
+// a 32-B boundary of the rows (5 columns) on the first, with both z faces moved (1 and 3
+// columns, as Minimod's 27-point layer) on the second: the layer kernel takes those columns.
 TEST(CudaTwoStepFamilies, PairsEqualSingleCpuStepsWithSourcesEverywhere) {
   if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
   int tested = 0;
   for (const auto& f : kernels::cuda::families()) {
     if (f.launch_pair == nullptr) continue;
-    for (const auto& t : f.tunables) {
+    for (const auto& t : f.tunables)
+    for (const std::array<int, 2> z : {std::array<int, 2>{4, 8}, std::array<int, 2>{27, 9}}) {
       const std::string kernel = f.name + ":" + kernels::cuda::tile_string(t);
-      SCOPED_TRACE(kernel);
-      const Index3 n{34, 29, 41};  // PML 5/7 (x), 6/3 (y), 4/8 (z): inner box i 5..26, j 6..25, k 4..32
-      const auto problem = random_problem(4321u, n, false, pml::PmlKind::minimod);
+      SCOPED_TRACE(kernel + ", z layer " + std::to_string(z[0]) + "/" + std::to_string(z[1]));
+      // PML 5/7 (x), 6/3 (y), z: inner box i 5..26, j 6..25, k 4..32 (or 27..62 on 72 points)
+      const Index3 n{34, 29, z[0] == 4 ? 41 : 72};
+      const auto problem = random_problem(4321u, n, false, pml::PmlKind::minimod, z);
       auto cpu = kernels::make_acoustic_iso(problem, "cpu", "reference");
       auto gpu = kernels::make_acoustic_iso(problem, "cuda", kernel);
-      const std::vector<kernels::NodeWeight> source = {
+      std::vector<kernels::NodeWeight> source = {
           {{15, 14, 20}, 0.6f, 0}, {{5, 14, 20}, 0.2f, 0},  {{26, 10, 18}, 0.3f, 0},
           {{2, 9, 9}, 0.4f, 0},    {{28, 25, 3}, 0.5f, 0},  {{16, 27, 33}, 0.7f, 0},
           {{12, 4, 12}, 0.25f, 0}, {{20, 20, 36}, 0.35f, 0}, {{10, 12, 1}, 0.45f, 0}};
+      if (n.k == 72)  // on the columns the layer kernel takes (27; 60..62), next to them, within 4 outside
+        source.insert(source.end(), {{{15, 14, 27}, 0.5f, 0}, {{14, 13, 28}, 0.3f, 0}, {{12, 10, 60}, 0.4f, 0},
+                                     {{20, 20, 62}, 0.6f, 0}, {{18, 16, 59}, 0.2f, 0}, {{16, 14, 24}, 0.3f, 0}});
       const std::vector<kernels::NodeWeight> rec = {{{15, 14, 20}, 1.0f, 0}, {{3, 3, 3}, 1.0f, 1},
                                                     {{26, 25, 32}, 1.0f, 2}};
       cpu->set_receivers(rec, 3);
