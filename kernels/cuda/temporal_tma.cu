@@ -425,13 +425,14 @@ KernelFamily family() {
   KernelFamily f;
   f.name = "temporal_tma";
   f.propagators = {PropagatorKind::acoustic_iso};
-  // (k, j) tile and chunk: on an H100 at 1000^3 (bench/results/2026-11-24-h100-session9.md §11)
-  // 48x24x96 143.0-143.2 GPts/s end to end, 48x24x128 142.8, 48x24x64 141.1 (its ring 1.56x the
-  // outputs, 28 warps); 32x24x128 137.6-138.1, 64x16x128 136.8-136.9 (session8 §8, §10: 32x32x192
-  // 136.1, 64x16x96 136.3, 32x32x128 135.3); smaller tiles recompute more of the ring (32x16
-  // 109.7, 32x8 82.1). Tried and dropped: 56x24 (2 planes in flight, 64 registers: 132.5), 40x32
-  // (4 rows: 137.9).
-  f.tunables = {{48, 24, 96},  {48, 24, 128}, {48, 24, 64},  {32, 24, 128}, {64, 16, 128}, {32, 32, 192},
+  // (k, j) tile and chunk: on an H100 at 1000^3 with the pair box on whole DRAM lines
+  // (bench/results/2026-11-24-h100-session11.md §6-7) 48x24x128 150.9-151.0 GPts/s end to end
+  // (150.4 over 1000 steps), 48x24x96 150.5 (150.0); before that (session9 §11) 48x24x64 141.1
+  // against 143.1 for 96 (its ring 1.56x the outputs, 28 warps); 32x24x128 137.6-138.1, 64x16x128
+  // 136.8-136.9 (session8 §8, §10: 32x32x192 136.1, 64x16x96 136.3, 32x32x128 135.3); smaller tiles
+  // recompute more of the ring (32x16 109.7, 32x8 82.1). Tried and dropped: 56x24 (2 planes in
+  // flight, 64 registers: 132.5), 40x32 (4 rows: 137.9); chunks of 158-237 (slower: session11 §3).
+  f.tunables = {{48, 24, 128}, {48, 24, 96},  {48, 24, 64},  {32, 24, 128}, {64, 16, 128}, {32, 32, 192},
                 {64, 16, 96},  {32, 24, 64},  {32, 32, 128}, {32, 16, 128}, {32, 8, 128}};
   f.launch = &launch_single_by_semi_tma;
   f.launch_pair = &launch_pair;
