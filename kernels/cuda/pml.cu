@@ -247,6 +247,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
   const StreamColumn c = stream_column(tiles, blk.tx, blk.bx);
   const int j = c.j, k = c.k, i_begin = c.i_begin, i_end = c.i_end;
   const bool writes = c.writes;
+  // A k halo cell of a written row (a.zero_k_halo): zeros, so the row's end sectors are whole.
+  const int grid_lo_k = a.u.box.lo.k + R, grid_hi_k = a.u.box.hi().k - R;
+  const bool halo_zero = a.zero_k_halo && !writes && c.has_u && j >= tiles.t[c.tile].box.lo.j &&
+                         j < tiles.t[c.tile].box.hi().j && (k < grid_lo_k || k >= grid_hi_k) &&
+                         k >= a.u.box.lo.k && k < a.u.box.hi().k;
   const std::int64_t sx = a.u.sx, sy4 = R * a.u.sy;
   const std::int64_t o = a.u.offset(i_begin, j, k);  // all fields share one layout (launch_pml)
   const float* pu = a.u.origin + o;
@@ -305,6 +310,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
             pml::pml_gradient_term(ez_p, ez_m, at(0, 0, 1), at(0, 0, -1), a.inv_4h2[2]);
         *pa = pml::pml_aux_next(ax, eta, grad);
       }
+    } else if (halo_zero) {
+      *pn = 0.0f;
+      *pa = 0.0f;
     }
     pu += sx;
     pn += sx;

@@ -31,6 +31,10 @@ struct PmlStepArgs {
   /// two-step families' pairs give the layer kernel the inner columns up to the next whole DRAM
   /// lines of the rows (acoustic_iso_cuda.cu, pair_split).
   physics::Box3 undamped;
+  /// Also write zeros into the k halo cells of the rows (pml_stream), so that a row's first and
+  /// last 32-B sectors are written whole: only where u_next's and aux's halo is the grid's zero
+  /// boundary (one subdomain; the two-step families' pairs), never an exchanged face.
+  bool zero_k_halo = false;
   // PmlKind::cpml
   physics::View3<float> psi[3];
   physics::View3<float> zeta[3];
