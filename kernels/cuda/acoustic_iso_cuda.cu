@@ -216,11 +216,7 @@ class CudaAcousticIso final : public Propagator {
     pa.u_prev = view(u_prev_);
     pa.u_next = view(pair1_);
     pa.undamped = inner_box();
-    static const bool zero_halo = [] {  // EXPERIMENT switch
-      const char* v = std::getenv("MINIMOD_PAIR_HALO_ZERO");
-      return !(v && std::string(v) == "0");
-    }();
-    pa.zero_k_halo = zero_halo;  // one subdomain: the halo is the grid's zero boundary
+    pa.zero_k_halo = true;  // one subdomain: the halo is the grid's zero boundary
     launch_pml(pa, split.layer, s0);
     const IsoPairArgs args{split.box, view(u_prev_), view(u_), view(pair1_), view(pair2_), view(v2dt2_),
                            p_.laplacian};
@@ -242,7 +238,7 @@ class CudaAcousticIso final : public Propagator {
     pa.u_prev = view(u_prev_);
     pa.u_next = view(pair2_);
     pa.undamped = inner_box();
-    pa.zero_k_halo = std::getenv("MINIMOD_PAIR_HALO_ZERO") == nullptr || std::string(std::getenv("MINIMOD_PAIR_HALO_ZERO")) != "0";
+    pa.zero_k_halo = true;
     launch_pml(pa, pair_split().layer, s0);
     inject_sources(view(pair2_), source, p_.grid.box(), amplitude, s0);
     u_prev_.swap(u_);  // u_prev_ = u^{n+1}
