@@ -100,7 +100,9 @@ double remeasure(const kernels::AcousticIsoProblem& problem, const std::string& 
 }
 
 TEST_F(Autotune, ChoosesAKernelWithin3PercentOfTheFastestMeasuredAgain) {
-  const Index3 n{200, 200, 200};
+  // 320^3: at 200^3 (a step ~0.2 ms) the tuner's ~10 ms timings varied by ~5%, and once it chose a
+  // tile 3.2% below the fastest measured again (bench/results/2026-11-24-h100-session11.md §9).
+  const Index3 n{320, 320, 320};
   const auto problem = random_problem(31, n, false, pml::PmlKind::cpml);
   auto prop = cuda::make_cuda_acoustic_iso(problem, "auto");
   const auto tuning = cuda::last_tuning();
@@ -132,7 +134,7 @@ TEST_F(Autotune, ChoosesAKernelWithin3PercentOfTheFastestMeasuredAgain) {
     }
     if (&r == &tuning.table.front()) again_chosen = g;
   }
-  std::printf("autotune at 200^3 on %s:\n%s", cuda::device_name().c_str(), table.str().c_str());
+  std::printf("autotune at 320^3 on %s:\n%s", cuda::device_name().c_str(), table.str().c_str());
   EXPECT_GE(again_chosen, 0.97 * again_best)
       << "chose " << spec_of(best) << " (" << again_chosen << " GPts/s measured again), but "
       << again_best_spec << " ran at " << again_best << " GPts/s\n" << table.str();
