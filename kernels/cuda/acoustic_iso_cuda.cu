@@ -153,24 +153,25 @@ class CudaAcousticIso final : public Propagator {
   // u_ and u_prev_); writing any field drops the waiting half, and the next call starts a pair.
   bool pairs_possible() const { return advances_in_pairs(*family_, p_, transport_ != nullptr && p_.halo.any()); }
 
-  /// The pair kernel's box and the layer kernel's boxes of a pair. The inner box's k faces move
-  /// inward to whole DRAM lines of the rows where the layer has z faces (lo.k to a 128-B boundary,
-  /// hi.k to a 32-B one, at most 8 columns): the pair kernel's tiles then start on 128-B boundaries
-  /// without a tile of overhang (Minimod's 1000^3: 20 k tiles of 48 instead of 21), and no row
-  /// sector is written half by each kernel. The columns in between go to the z slabs as inner
-  /// points (PmlStepArgs::undamped: the plain leapfrog), the y and x slabs end at the new faces.
-  /// MINIMOD_PAIR_LINES=0 keeps the inner box (benchmarks compare).
-  struct PairSplit {
+  /// The inner kernel's box and the layer kernel's boxes of a whole-grid step or pair with
+  /// Minimod's layer. The inner box's k faces move inward to whole DRAM lines of the rows where
+  /// the layer has z faces (lo.k to a 128-B boundary, hi.k to a 32-B one, at most 8 columns): the
+  /// inner kernel's tiles then start on 128-B boundaries without a tile of overhang (temporal_tma at
+  /// Minimod's 1000^3: 20 k tiles of 48 instead of 21), and no row sector is written partly by each
+  /// kernel. The columns in between go to the z slabs as inner points (PmlStepArgs::undamped: the
+  /// plain leapfrog), the y and x slabs end at the new faces. MINIMOD_WHOLE_LINES=0 keeps the inner
+  /// box (benchmarks compare).
+  struct LineSplit {
     Box3 box;
     std::vector<Box3> layer;
   };
-  PairSplit pair_split() const {
+  LineSplit line_split() const {
     static const bool enabled = [] {
-      const char* v = std::getenv("MINIMOD_PAIR_LINES");
+      const char* v = std::getenv("MINIMOD_WHOLE_LINES");
       return !(v && std::string(v) == "0");
     }();
     const Box3 in = inner_box();
-    PairSplit out{in, pml_boxes(p_.grid.box())};
+    LineSplit out{in, pml_boxes(p_.grid.box())};
     const int halo = -layout_.with_halo().lo.k;  // the allocation's rows start at k = -halo
     int lo = in.lo.k, hi = in.hi().k;
     const int up = (32 - (lo + halo) % 32) % 32, down = (hi + halo) % 8;
@@ -187,12 +188,21 @@ class CudaAcousticIso final : public Propagator {
         b.lo.k = lo;
         b.n.k = hi - lo;
       } else {
-        return PairSplit{in, pml_boxes(p_.grid.box())};  // another partition: leave it
+        return LineSplit{in, pml_boxes(p_.grid.box())};  // another partition: leave it
       }
     }
     out.box.lo.k = lo;
     out.box.n.k = hi - lo;
     return out;
+  }
+
+  /// The layer kernel's arguments for the boxes of line_split: the inner box's points among them
+  /// take the plain leapfrog; the rows' k halo cells are written with zeros (whole sectors) where
+  /// the halo is the grid's zero boundary (one subdomain, no free surface on a z face).
+  PmlStepArgs split_layer_args(PmlStepArgs pa) const {
+    pa.undamped = inner_box();
+    pa.zero_k_halo = !p_.halo.any() && !p_.free_surface[kZLo] && !p_.free_surface[kZHi];
+    return pa;
   }
 
   void start_pair(const std::vector<NodeWeight>& source, float amplitude) {
@@ -211,12 +221,10 @@ class CudaAcousticIso final : public Propagator {
     }
     MM_CUDA_CHECK(cudaStreamWaitEvent(s0, step_done_.get(), 0));
     wait_for_snapshot_reads();
-    const PairSplit split = pair_split();
-    PmlStepArgs pa = pml_args();
+    const LineSplit split = line_split();
+    PmlStepArgs pa = split_layer_args(pml_args());
     pa.u_prev = view(u_prev_);
     pa.u_next = view(pair1_);
-    pa.undamped = inner_box();
-    pa.zero_k_halo = true;  // one subdomain: the halo is the grid's zero boundary
     launch_pml(pa, split.layer, s0);
     const IsoPairArgs args{split.box, view(u_prev_), view(u_), view(pair1_), view(pair2_), view(v2dt2_),
                            p_.laplacian};
@@ -234,12 +242,10 @@ class CudaAcousticIso final : public Propagator {
   void finish_pair(const std::vector<NodeWeight>& source, float amplitude) {
     const cudaStream_t s0 = inner_stream_.get();
     wait_for_snapshot_reads();
-    PmlStepArgs pa = pml_args();
+    PmlStepArgs pa = split_layer_args(pml_args());
     pa.u_prev = view(u_prev_);
     pa.u_next = view(pair2_);
-    pa.undamped = inner_box();
-    pa.zero_k_halo = true;
-    launch_pml(pa, pair_split().layer, s0);
+    launch_pml(pa, line_split().layer, s0);
     inject_sources(view(pair2_), source, p_.grid.box(), amplitude, s0);
     u_prev_.swap(u_);  // u_prev_ = u^{n+1}
     u_.swap(pair2_);   // u_ = u^{n+2}, pair2_ = the old u^n (free)
@@ -485,6 +491,15 @@ class CudaAcousticIso final : public Propagator {
     if (fuses_layer(family, p_)) {  // the whole part in one launch, the layer's points included
       family.launch(layer_args(part, pa), tile ? *tile : tile_for(family), inner_stream);
       MM_CUDA_CHECK_LAUNCH(family.name.c_str());
+      return;
+    }
+    if (!cpml() && part == p_.grid.box() && !p_.halo.any()) {  // one subdomain: as pairs split it
+      const LineSplit split = line_split();
+      if (!split.box.empty()) {
+        family.launch(IsoStepArgs{split.box, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family), inner_stream);
+        MM_CUDA_CHECK_LAUNCH(family.name.c_str());
+      }
+      if (!split.layer.empty()) launch_pml(split_layer_args(pa), split.layer, pml_stream);
       return;
     }
     for (const auto& r : regions_) {

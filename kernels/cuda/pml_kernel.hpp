@@ -27,13 +27,13 @@ struct PmlStepArgs {
   const float* eta_z;
   float inv_4h2[3];
   /// Points of the given boxes inside this box are inner points, not the layer's: they take the
-  /// plain leapfrog and their aux stays. Empty (the usual case): every point is the layer's. The
-  /// two-step families' pairs give the layer kernel the inner columns up to the next whole DRAM
-  /// lines of the rows (acoustic_iso_cuda.cu, pair_split).
+  /// plain leapfrog and their aux stays. Empty: every point is the layer's. A whole-grid step or
+  /// pair gives the layer kernel the inner columns up to the next whole DRAM lines of the rows
+  /// (acoustic_iso_cuda.cu, line_split).
   physics::Box3 undamped;
   /// Also write zeros into the k halo cells of the rows (pml_stream), so that a row's first and
   /// last 32-B sectors are written whole: only where u_next's and aux's halo is the grid's zero
-  /// boundary (one subdomain; the two-step families' pairs), never an exchanged face.
+  /// boundary (one subdomain, no free surface on a z face), never an exchanged face.
   bool zero_k_halo = false;
   // PmlKind::cpml
   physics::View3<float> psi[3];
