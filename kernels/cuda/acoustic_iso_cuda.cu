@@ -153,8 +153,8 @@ class CudaAcousticIso final : public Propagator {
   // u_ and u_prev_); writing any field drops the waiting half, and the next call starts a pair.
   bool pairs_possible() const { return advances_in_pairs(*family_, p_, transport_ != nullptr && p_.halo.any()); }
 
-  /// The inner kernel's box and the layer kernel's boxes of a whole-grid step or pair with
-  /// Minimod's layer. The inner box's k faces move inward to whole DRAM lines of the rows where
+  /// The inner kernel's box and the layer kernel's boxes of a whole-grid step or pair (Minimod's
+  /// layer or the CPML's second pass). The inner box's k faces move inward to whole DRAM lines of the rows where
   /// the layer has z faces (lo.k to a 128-B boundary, hi.k to a 32-B one, at most 8 columns): the
   /// inner kernel's tiles then start on 128-B boundaries without a tile of overhang (temporal_tma at
   /// Minimod's 1000^3: 20 k tiles of 48 instead of 21), and no row sector is written partly by each
@@ -493,13 +493,17 @@ class CudaAcousticIso final : public Propagator {
       MM_CUDA_CHECK_LAUNCH(family.name.c_str());
       return;
     }
-    if (!cpml() && part == p_.grid.box() && !p_.halo.any()) {  // one subdomain: as pairs split it
+    if (part == p_.grid.box() && !p_.halo.any()) {  // one subdomain: as pairs split it
       const LineSplit split = line_split();
       if (!split.box.empty()) {
         family.launch(IsoStepArgs{split.box, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family), inner_stream);
         MM_CUDA_CHECK_LAUNCH(family.name.c_str());
       }
-      if (!split.layer.empty()) launch_pml(split_layer_args(pa), split.layer, pml_stream);
+      if (split.layer.empty()) return;
+      if (cpml())  // its first pass ran on the unsplit slabs: psi is not written where b = 0
+        launch_cpml(split_layer_args(pa), split.layer, pml_stream);
+      else
+        launch_pml(split_layer_args(pa), split.layer, pml_stream);
       return;
     }
     for (const auto& r : regions_) {

@@ -169,9 +169,13 @@ __global__ void __launch_bounds__(kBx* kBy* kBz) cpml_update(PmlStepArgs a) {
   const float* p = a.u.ptr(i, j, k);
   const std::int64_t sx = a.u.sx, sy = a.u.sy;
   const auto at = [p, sx, sy](int di, int dj, int dk) { return __ldg(p + di * sx + dj * sy + dk); };
+  float* out = a.u_next.ptr(i, j, k);
+  if (a.undamped.contains(i, j, k)) {  // an inner point given to this kernel
+    *out = physics::leapfrog(*out, at(0, 0, 0), __ldg(a.v2dt2.ptr(i, j, k)), physics::laplacian8(at, a.laplacian));
+    return;
+  }
   const float lap = cpml_term<0>(a, at, i, j, k, i) + cpml_term<1>(a, at, i, j, k, j) +
                     cpml_term<2>(a, at, i, j, k, k);
-  float* out = a.u_next.ptr(i, j, k);
   *out = physics::leapfrog(*out, at(0, 0, 0), __ldg(a.v2dt2.ptr(i, j, k)), lap);
 }
 
@@ -447,6 +451,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
     ay = load(a.a[1] + j), by = load(a.b[1] + j);
     az = load(a.a[2] + k), bz = load(a.b[2] + k);
   }
+  // An inner point given to this kernel (a.undamped): the inner update (laplacian8, as the inner
+  // kernels and the CPU), no zeta. A k halo cell of a written row (a.zero_k_halo): u_next zero.
+  const physics::Box3& und = a.undamped;
+  const bool jk_undamped = j >= und.lo.j && j < und.hi().j && k >= und.lo.k && k < und.hi().k;
+  const int grid_lo_k = a.u.box.lo.k + R, grid_hi_k = a.u.box.hi().k - R;
+  const bool halo_zero = a.zero_k_halo && !c.writes && c.has_u && in_j && (k < grid_lo_k || k >= grid_hi_k) &&
+                         k >= a.u.box.lo.k && k < a.u.box.hi().k;
   constexpr int S = kPitch;
   float* const own = s + (c.ty + R) * S + c.tx + R;
   float* const own_py = own + kSmemFloats;
@@ -527,13 +538,19 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
       const auto at_px = [&pq](int di, int, int) { return pq[R + di]; };
       const auto at_py = [own_py, S](int, int dj, int) { return own_py[dj * S]; };
       const auto at_pz = [own_pz](int, int, int dk) { return own_pz[dk]; };
-      const float lap = cpml_stream_term<0>(at, at_px, ax, bx, zx, a.derivatives) +
-                        cpml_stream_term<1>(at, at_py, ay, by, zy, a.derivatives) +
-                        cpml_stream_term<2>(at, at_pz, az, bz, zz, a.derivatives);
-      un[o] = physics::leapfrog(up, q[R], vv, lap);
-      if (bx != 0.0f) zeta_x[o] = zx;
-      if (by != 0.0f) zeta_y[o] = zy;
-      if (bz != 0.0f) zeta_z[o] = zz;
+      if (jk_undamped && i >= und.lo.i && i < und.hi().i) {
+        un[o] = physics::leapfrog(up, q[R], vv, physics::laplacian8(at, a.laplacian));
+      } else {
+        const float lap = cpml_stream_term<0>(at, at_px, ax, bx, zx, a.derivatives) +
+                          cpml_stream_term<1>(at, at_py, ay, by, zy, a.derivatives) +
+                          cpml_stream_term<2>(at, at_pz, az, bz, zz, a.derivatives);
+        un[o] = physics::leapfrog(up, q[R], vv, lap);
+        if (bx != 0.0f) zeta_x[o] = zx;
+        if (by != 0.0f) zeta_y[o] = zy;
+        if (bz != 0.0f) zeta_z[o] = zz;
+      }
+    } else if (halo_zero) {
+      un[o] = 0.0f;
     }
     o += sx;
   }

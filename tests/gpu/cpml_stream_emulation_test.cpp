@@ -178,23 +178,90 @@ std::vector<Box3> pml_boxes(const std::vector<pml::Region>& regions) {
   return b;
 }
 
-/// Both emulated passes against the reference; the update on the slabs cut to `part`.
+/// The slabs of the update pass as a whole-grid step gives them (acoustic_iso_cuda.cu,
+/// line_split): the z slabs grown into the inner box by `grow_lo` and `grow_hi` columns, the y and
+/// x slabs ending there; the inner box's points among them are PmlStepArgs::undamped.
+std::vector<Box3> grown_slabs(const std::vector<pml::Region>& regions, int grow_lo, int grow_hi) {
+  const Box3 in = regions.front().box;  // make_regions: the inner region first
+  std::vector<Box3> out;
+  for (const auto& r : regions) {
+    if (!r.is_pml) continue;
+    Box3 b = r.box;
+    if (b.hi().k == in.lo.k) {
+      b.n.k += grow_lo;
+    } else if (b.lo.k == in.hi().k) {
+      b.lo.k -= grow_hi;
+      b.n.k += grow_hi;
+    } else {
+      b.lo.k += grow_lo;
+      b.n.k -= grow_lo + grow_hi;
+    }
+    out.push_back(b);
+  }
+  return out;
+}
+
+/// Both emulated passes against the reference; the update on the slabs cut to `part`. `grow`:
+/// the update on grown_slabs instead, the inner columns with the inner update, and the k halo
+/// cells of the written rows zeroed (PmlStepArgs::zero_k_halo): u_next may be zero there, and
+/// somewhere is.
 void check(const Index3 n, const pml::PmlWidths& widths, const Box3& part, int chunk,
-           unsigned seed) {
+           unsigned seed, std::array<int, 2> grow = {0, 0}) {
   SCOPED_TRACE("chunk " + std::to_string(chunk) + ", part lo (" + std::to_string(part.lo.i) + "," +
                std::to_string(part.lo.j) + "," + std::to_string(part.lo.k) + "), seed " +
                std::to_string(seed));
   CpmlProblem p(n, widths, seed);
   const auto regions = pml::make_regions(n, widths);
   const std::vector<Box3> psi_boxes = pml_boxes(regions);
-  const std::vector<Box3> boxes = pml_boxes(pml::clip_regions(regions, part));
+  const bool grown = grow[0] + grow[1] > 0;
+  const std::vector<Box3> boxes =
+      grown ? grown_slabs(regions, grow[0], grow[1]) : pml_boxes(pml::clip_regions(regions, part));
   ASSERT_GE(psi_boxes.size(), 5u);
   const auto before = p.copy();
   auto ref = before;
-  reference(p, ref, psi_boxes, boxes);
-  const auto a = p.args();
+  const Box3 inner = regions.front().box;
+  const auto c = physics::make_laplacian_coeffs(10, 12, 8);  // CpmlProblem's spacings
+  std::vector<Box3> damped_boxes;  // the reference's CPML update off the inner columns
+  for (const auto& b : boxes)
+    for (int i = b.lo.i; i < b.hi().i && grown; ++i)
+      for (int j = b.lo.j; j < b.hi().j; ++j)
+        for (int k = b.lo.k; k < b.hi().k; ++k)
+          if (inner.contains(i, j, k)) {
+            const auto u = p.view(ref[kU].data());
+            const auto at = [&](int di, int dj, int dk) { return u(i + di, j + dj, k + dk); };
+            float& un = p.view(ref[kUNext].data())(i, j, k);
+            un = physics::leapfrog(un, u(i, j, k), p.view(ref[kV2dt2].data())(i, j, k), physics::laplacian8(at, c));
+          }
+  for (const auto& b : boxes) {
+    if (!grown) {
+      damped_boxes.push_back(b);
+      continue;
+    }
+    for (const auto& r : regions)  // the grown slabs less the inner box: the PML slabs' parts
+      if (r.is_pml && !physics::intersect(r.box, b).empty()) damped_boxes.push_back(physics::intersect(r.box, b));
+  }
+  reference(p, ref, psi_boxes, damped_boxes);
+  auto a = p.args();
+  a.laplacian = c;
+  if (grown) {
+    a.undamped = inner;
+    a.zero_k_halo = true;
+  }
   kernels::cuda::emulate_cpml_psi_stream(a, psi_boxes, chunk);
   kernels::cuda::emulate_cpml_stream(a, boxes, chunk);
+  std::int64_t zeroed = 0;
+  if (grown) {  // u_next's k halo cells of written rows: zero (kept in the reference) or as before
+    const auto got = p.view(p.f[kUNext].data());
+    auto want = p.view(ref[kUNext].data());
+    for (int i = 0; i < n.i; ++i)
+      for (int j = 0; j < n.j; ++j)
+        for (int k : {-4, -3, -2, -1, n.k, n.k + 1, n.k + 2, n.k + 3}) {
+          bool row = false;
+          for (const auto& b : boxes) row = row || b.contains(i, j, k < 0 ? 0 : n.k - 1);
+          if (row && got(i, j, k) == 0.0f) want(i, j, k) = 0.0f, ++zeroed;
+        }
+    EXPECT_GT(zeroed, 0) << "no k halo cell zeroed";
+  }
   EXPECT_TRUE(fields_match(p, before, ref));
 }
 
@@ -224,6 +291,16 @@ TEST(CpmlStreamEmulation, FreeSurfaceFaceHasNoSlab) {
   widths.lo = {4, 2, 0};
   widths.hi = {3, 5, 6};
   for (int chunk : {64, 3}) check(n, widths, Box3{{0, 0, 0}, n}, chunk, 41u + chunk);
+}
+
+TEST(CpmlStreamEmulation, InnerColumnsGivenToTheUpdateTakeTheInnerUpdate) {
+  // As a whole-grid step gives them (line_split): the z slabs grown by inner columns, which take
+  // the inner update (laplacian8, no zeta), and the rows' k halo cells zeroed.
+  const Index3 n{12, 21, 70};
+  pml::PmlWidths widths;
+  widths.lo = {3, 4, 5};
+  widths.hi = {4, 2, 6};
+  for (int chunk : {64, 5}) check(n, widths, Box3{{0, 0, 0}, n}, chunk, 71u + chunk, {3, 2});
 }
 
 }  // namespace
