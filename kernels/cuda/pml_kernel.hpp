@@ -31,9 +31,10 @@ struct PmlStepArgs {
   /// pair gives the layer kernel the inner columns up to the next whole DRAM lines of the rows
   /// (acoustic_iso_cuda.cu, line_split).
   physics::Box3 undamped;
-  /// Also write zeros into the k halo cells of the rows (pml_stream; cpml_stream: u_next), so that a row's first and
-  /// last 32-B sectors are written whole: only where u_next's and aux's halo is the grid's zero
-  /// boundary (one subdomain, no free surface on a z face), never an exchanged face.
+  /// Also write zeros into the k halo cells of the rows (pml_stream: u_next and aux; cpml_stream:
+  /// u_next), so that a row's first and last 32-B sectors are written whole: only where that halo
+  /// is the grid's zero boundary (one subdomain, no free surface on a z face), never an exchanged
+  /// face.
   bool zero_k_halo = false;
   // PmlKind::cpml
   physics::View3<float> psi[3];
