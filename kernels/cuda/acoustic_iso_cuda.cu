@@ -158,9 +158,9 @@ class CudaAcousticIso final : public Propagator {
   /// the rows where the layer has z faces (lo.k to a 128-B boundary, hi.k to a 32-B one, at most 8
   /// columns): the inner kernel's tiles then start on 128-B boundaries without a tile of overhang
   /// (temporal_tma at Minimod's 1000^3: 20 k tiles of 48 instead of 21), and no row sector is
-  /// written partly by each kernel. The columns in between go to the z slabs as inner points (PmlStepArgs::undamped: the
-  /// plain leapfrog), the y and x slabs end at the new faces. MINIMOD_WHOLE_LINES=0 keeps the inner
-  /// box (benchmarks compare).
+  /// written partly by each kernel. The columns in between go to the z slabs as inner points
+  /// (PmlStepArgs::undamped: the inner update), the y and x slabs end at the new faces.
+  /// MINIMOD_WHOLE_LINES=0 keeps the inner box (benchmarks compare).
   struct LineSplit {
     Box3 box;
     std::vector<Box3> layer;
