@@ -88,6 +88,7 @@ class CudaAcousticIso final : public Propagator {
     p_.v2dt2.clear();
     p_.v2dt2.shrink_to_fit();
     scratch_ = DeviceBuffer<unsigned>(2, "health scratch");
+    lines_ = line_split();
     // The profile copies above ran on the legacy stream, which the non-blocking streams do not
     // wait for (and a copy from pageable memory may return before its DMA has landed); the zeros
     // and uploads ran on inner_stream_, which pml_stream_ does not wait for either.
@@ -171,28 +172,29 @@ class CudaAcousticIso final : public Propagator {
       return !(v && std::string(v) == "0");
     }();
     const Box3 in = inner_box();
-    LineSplit out{in, pml_boxes(p_.grid.box())};
+    const LineSplit unsplit{in, pml_boxes(p_.grid.box())};
+    const auto standard = pml::make_regions(p_.grid.shape, p_.pml);  // the partition it moves
+    const bool same = standard.size() == regions_.size() &&
+                      std::equal(standard.begin(), standard.end(), regions_.begin(), [](const auto& x, const auto& y) {
+                        return x.box == y.box && x.is_pml == y.is_pml;
+                      });
+    if (!enabled || in.empty() || !same) return unsplit;
     const int halo = -layout_.with_halo().lo.k;  // the allocation's rows start at k = -halo
     int lo = in.lo.k, hi = in.hi().k;
     const int up = (32 - (lo + halo) % 32) % 32, down = (hi + halo) % 8;
     if (lo > 0 && up <= 8) lo += up;                    // a z- slab: to a 128-B boundary
     if (hi < p_.grid.shape.k) hi -= down;               // a z+ slab: to a 32-B boundary
-    if (!enabled || in.empty() || hi <= lo || (lo == in.lo.k && hi == in.hi().k)) return out;
-    for (auto& b : out.layer) {  // make_regions' slabs: z faces across the grid, y and x within in's k range
-      if (b.hi().k == in.lo.k) {
-        b.n.k = lo - b.lo.k;
-      } else if (b.lo.k == in.hi().k) {
-        b.n.k += b.lo.k - hi;
-        b.lo.k = hi;
-      } else if (b.lo.k == in.lo.k && b.hi().k == in.hi().k) {
-        b.lo.k = lo;
-        b.n.k = hi - lo;
-      } else {
-        return LineSplit{in, pml_boxes(p_.grid.box())};  // another partition: leave it
-      }
+    if (hi <= lo || (lo == in.lo.k && hi == in.hi().k)) return unsplit;
+    pml::PmlWidths moved = p_.pml;  // make_regions' cut with the z faces there
+    moved.lo[2] = lo;
+    moved.hi[2] = p_.grid.shape.k - hi;
+    LineSplit out{in, {}};
+    for (const auto& r : pml::make_regions(p_.grid.shape, moved)) {
+      if (r.is_pml)
+        out.layer.push_back(r.box);
+      else
+        out.box = r.box;
     }
-    out.box.lo.k = lo;
-    out.box.n.k = hi - lo;
     return out;
   }
 
@@ -221,12 +223,11 @@ class CudaAcousticIso final : public Propagator {
     }
     MM_CUDA_CHECK(cudaStreamWaitEvent(s0, step_done_.get(), 0));
     wait_for_snapshot_reads();
-    const LineSplit split = line_split();
     PmlStepArgs pa = split_layer_args(pml_args());
     pa.u_prev = view(u_prev_);
     pa.u_next = view(pair1_);
-    launch_pml(pa, split.layer, s0);
-    const IsoPairArgs args{split.box, view(u_prev_), view(u_), view(pair1_), view(pair2_), view(v2dt2_),
+    launch_pml(pa, lines_.layer, s0);
+    const IsoPairArgs args{lines_.box, view(u_prev_), view(u_), view(pair1_), view(pair2_), view(v2dt2_),
                            p_.laplacian};
     family_->launch_pair(args, tile_, s0);
     MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
@@ -245,7 +246,7 @@ class CudaAcousticIso final : public Propagator {
     PmlStepArgs pa = split_layer_args(pml_args());
     pa.u_prev = view(u_prev_);
     pa.u_next = view(pair2_);
-    launch_pml(pa, line_split().layer, s0);
+    launch_pml(pa, lines_.layer, s0);
     inject_sources(view(pair2_), source, p_.grid.box(), amplitude, s0);
     u_prev_.swap(u_);  // u_prev_ = u^{n+1}
     u_.swap(pair2_);   // u_ = u^{n+2}, pair2_ = the old u^n (free)
@@ -494,16 +495,16 @@ class CudaAcousticIso final : public Propagator {
       return;
     }
     if (part == p_.grid.box() && !p_.halo.any()) {  // one subdomain: as pairs split it
-      const LineSplit split = line_split();
-      if (!split.box.empty()) {
-        family.launch(IsoStepArgs{split.box, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family), inner_stream);
+      if (!lines_.box.empty()) {
+        family.launch(IsoStepArgs{lines_.box, u, un, m, p_.laplacian}, tile ? *tile : tile_for(family), inner_stream);
         MM_CUDA_CHECK_LAUNCH(family.name.c_str());
       }
-      if (split.layer.empty()) return;
+      if (lines_.layer.empty()) return;
+      const PmlStepArgs layer = split_layer_args(pa);
       if (cpml())  // its first pass ran on the unsplit slabs: psi is not written where b = 0
-        launch_cpml(split_layer_args(pa), split.layer, pml_stream);
+        launch_cpml(layer, lines_.layer, pml_stream);
       else
-        launch_pml(split_layer_args(pa), split.layer, pml_stream);
+        launch_pml(layer, lines_.layer, pml_stream);
       return;
     }
     for (const auto& r : regions_) {
@@ -703,6 +704,7 @@ class CudaAcousticIso final : public Propagator {
   DeviceBuffer<float> u_, u_prev_, v2dt2_, aux_;
   DeviceBuffer<float> pair1_, pair2_;  // two-step families: u^{n+1}, u^{n+2} (allocated on first use)
   bool pair_pending_ = false;          // u^{n+2} in pair2_ waits for its slabs and source
+  LineSplit lines_;                    // line_split(), fixed for the propagator's life
   DeviceBuffer<float> eta_[3];                        // Minimod PML
   DeviceBuffer<float> psi_[3], zeta_[3], cpml_a_[3], cpml_b_[3];  // CPML
   DeviceBuffer<unsigned> scratch_;

@@ -241,6 +241,21 @@ MM_HOST_DEVICE MM_FORCE_INLINE StreamColumn stream_column(const PmlTiles& tiles,
   return c;
 }
 
+/// What a streamed column writes besides its layer points: `undamped_jk`, its (j, k) lies in
+/// a.undamped (the inner points given to the kernel, at the planes in that box's i range), and
+/// `halo_zero`, it is a k halo cell of a row the slab writes (zeros with a.zero_k_halo).
+struct ColumnExtras {
+  bool undamped_jk, halo_zero;
+};
+MM_HOST_DEVICE MM_FORCE_INLINE ColumnExtras column_extras(const PmlStepArgs& a, const StreamColumn& c,
+                                                          const physics::Box3& slab) {
+  const physics::Box3& und = a.undamped;
+  const int grid_lo_k = a.u.box.lo.k + R, grid_hi_k = a.u.box.hi().k - R;
+  return {c.j >= und.lo.j && c.j < und.hi().j && c.k >= und.lo.k && c.k < und.hi().k,
+          a.zero_k_halo && !c.writes && c.has_u && c.j >= slab.lo.j && c.j < slab.hi().j &&
+              (c.k < grid_lo_k || c.k >= grid_hi_k) && c.k >= a.u.box.lo.k && c.k < a.u.box.hi().k};
+}
+
 /// Minimod's damped update on the slabs of `tiles`, streamed along i (the scheme at the top of
 /// this file), `s` kSmemFloats of shared memory. Written against block_model.cuh, so that
 /// emulate_pml_stream runs it on host threads (tests/gpu/pml_stream_emulation_test.cpp).
@@ -251,11 +266,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
   const StreamColumn c = stream_column(tiles, blk.tx, blk.bx);
   const int j = c.j, k = c.k, i_begin = c.i_begin, i_end = c.i_end;
   const bool writes = c.writes;
-  // A k halo cell of a written row (a.zero_k_halo): zeros, so the row's end sectors are whole.
-  const int grid_lo_k = a.u.box.lo.k + R, grid_hi_k = a.u.box.hi().k - R;
-  const bool halo_zero = a.zero_k_halo && !writes && c.has_u && j >= tiles.t[c.tile].box.lo.j &&
-                         j < tiles.t[c.tile].box.hi().j && (k < grid_lo_k || k >= grid_hi_k) &&
-                         k >= a.u.box.lo.k && k < a.u.box.hi().k;
+  const ColumnExtras extra = column_extras(a, c, tiles.t[c.tile].box);
   const std::int64_t sx = a.u.sx, sy4 = R * a.u.sy;
   const std::int64_t o = a.u.offset(i_begin, j, k);  // all fields share one layout (launch_pml)
   const float* pu = a.u.origin + o;
@@ -268,9 +279,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
   const float* ey = a.eta_y + 1;
   const float* ez = a.eta_z + 1;
   float ey_j = 0.0f, ey_p = 0.0f, ey_m = 0.0f, ez_k = 0.0f, ez_p = 0.0f, ez_m = 0.0f;
-  // An inner point given to this kernel (a.undamped): the plain leapfrog, its aux untouched.
-  const physics::Box3& und = a.undamped;
-  const bool jk_undamped = j >= und.lo.j && j < und.hi().j && k >= und.lo.k && k < und.hi().k;
   if (writes) {
     ey_j = load(ey + j), ey_p = load(ey + j + 1), ey_m = load(ey + j - 1);
     ez_k = load(ez + k), ez_p = load(ez + k + 1), ez_m = load(ez + k - 1);
@@ -303,7 +311,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
         return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
       };
       const float lap = physics::laplacian8(at, a.laplacian);
-      if (jk_undamped && i >= und.lo.i && i < und.hi().i) {
+      if (extra.undamped_jk && i >= a.undamped.lo.i && i < a.undamped.hi().i) {  // an inner point: aux stays
         *pn = physics::leapfrog(up, q[R], vv, lap);
       } else {
         const float eta = ex_c + ey_j + ez_k;  // the CPU's order: (ex + ey) + ez
@@ -314,7 +322,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
             pml::pml_gradient_term(ez_p, ez_m, at(0, 0, 1), at(0, 0, -1), a.inv_4h2[2]);
         *pa = pml::pml_aux_next(ax, eta, grad);
       }
-    } else if (halo_zero) {
+    } else if (extra.halo_zero) {
       *pn = 0.0f;
       *pa = 0.0f;
     }
@@ -451,13 +459,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
     ay = load(a.a[1] + j), by = load(a.b[1] + j);
     az = load(a.a[2] + k), bz = load(a.b[2] + k);
   }
-  // An inner point given to this kernel (a.undamped): the inner update (laplacian8, as the inner
-  // kernels and the CPU), no zeta. A k halo cell of a written row (a.zero_k_halo): u_next zero.
-  const physics::Box3& und = a.undamped;
-  const bool jk_undamped = j >= und.lo.j && j < und.hi().j && k >= und.lo.k && k < und.hi().k;
-  const int grid_lo_k = a.u.box.lo.k + R, grid_hi_k = a.u.box.hi().k - R;
-  const bool halo_zero = a.zero_k_halo && !c.writes && c.has_u && in_j && (k < grid_lo_k || k >= grid_hi_k) &&
-                         k >= a.u.box.lo.k && k < a.u.box.hi().k;
+  const ColumnExtras extra = column_extras(a, c, t.box);
   constexpr int S = kPitch;
   float* const own = s + (c.ty + R) * S + c.tx + R;
   float* const own_py = own + kSmemFloats;
@@ -538,7 +540,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
       const auto at_px = [&pq](int di, int, int) { return pq[R + di]; };
       const auto at_py = [own_py, S](int, int dj, int) { return own_py[dj * S]; };
       const auto at_pz = [own_pz](int, int, int dk) { return own_pz[dk]; };
-      if (jk_undamped && i >= und.lo.i && i < und.hi().i) {
+      if (extra.undamped_jk && i >= a.undamped.lo.i && i < a.undamped.hi().i) {  // the inner update, no zeta
         un[o] = physics::leapfrog(up, q[R], vv, physics::laplacian8(at, a.laplacian));
       } else {
         const float lap = cpml_stream_term<0>(at, at_px, ax, bx, zx, a.derivatives) +
@@ -549,7 +551,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
         if (by != 0.0f) zeta_y[o] = zy;
         if (bz != 0.0f) zeta_z[o] = zz;
       }
-    } else if (halo_zero) {
+    } else if (extra.halo_zero) {
       un[o] = 0.0f;
     }
     o += sx;
