@@ -34,7 +34,7 @@ struct HostTensorMap {
 
   /// Over a view's whole allocation, as semi_tma's tensor_map builds the device one.
   template <class T>
-  static HostTensorMap of(const physics::View3<T>& v, int bx, int by) {
+  static HostTensorMap of(const physics::View3<T>& v, int bx, int by, int bz = 1) {
     HostTensorMap m;
     m.corner = v.ptr(v.box.lo.i, v.box.lo.j, v.box.lo.k);
     m.dim[0] = v.box.n.k;
@@ -44,6 +44,7 @@ struct HostTensorMap {
     m.stride[1] = v.sx;
     m.box[0] = bx;
     m.box[1] = by;
+    m.box[2] = bz;
     return m;
   }
   int bytes() const { return box[0] * box[1] * box[2] * 4; }

@@ -37,6 +37,9 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
+#include <cstdlib>
+#include <string>
+
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
@@ -383,12 +386,20 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
 /// The arrays of a halo slot (boxes of SX x SY points) and of an output slot (TX x TY).
 constexpr int kHaloArrays = 6;  // nx, ny, nz, inv_a, p, q
 constexpr int kOwnArrays = 12;  // p, q, nx, ny, nz, inv_a, kappa_perp, kappa_axis, b, v2dt2, p_next, q_next
+/// What the layer's damped update reads besides the output slot, copied after it into the same
+/// slot only for the output planes where the tile meets the layer: aux_p, aux_q at the tile's
+/// points, and p, q around them (planes o - 1 .. o + 1, the tile grown by 1 in j and by R in k,
+/// since a box row must start on a 16-B boundary) for the isotropic points' gradient.
+constexpr int kLayerOwnArrays = 2;     // aux_p, aux_q
+constexpr int kLayerAroundArrays = 2;  // p, q
 
 /// The tensor maps of one launch (Map: CUtensorMap, or HostTensorMap in the emulation).
 template <class Map>
 struct SplitMaps {
   Map halo[kHaloArrays];
   Map own[kOwnArrays];
+  Map layer_own[kLayerOwnArrays];
+  Map around[kLayerAroundArrays];
 };
 
 /// The slots' layout: the halo slot, then the output slot.
@@ -398,7 +409,14 @@ struct TensorSlots {
   static constexpr int kOwnBytes = TX * TY * 4;
   static_assert(kHaloBytes % 128 == 0 && kOwnBytes % 128 == 0, "boxes land on 128-B boundaries");
   static constexpr int kHaloSlot = kHaloArrays * kHaloBytes, kOwnSlot = kOwnArrays * kOwnBytes;
-  static constexpr int kBytes = kHaloSlot + kOwnSlot;
+  // The layer's boxes, after the output slot: (k, j, i) extents of an `around` box, its bytes and
+  // its place (128-B aligned).
+  static constexpr int kAroundX = TX + 2 * R, kAroundY = TY + 2, kAroundZ = 3;
+  static constexpr int kAroundBytes = kAroundX * kAroundY * kAroundZ * 4;
+  static constexpr int kAroundPlace = (kAroundBytes + 127) / 128 * 128;
+  static constexpr int kLayerBytes = kLayerOwnArrays * kOwnBytes + kLayerAroundArrays * kAroundBytes;  // landing
+  static constexpr int kLayerSlot = kLayerOwnArrays * kOwnBytes + kLayerAroundArrays * kAroundPlace;
+  static constexpr int kBytes = kHaloSlot + kOwnSlot + kLayerSlot;
 };
 
 /// Dynamic shared memory of the two slots, the product planes, the barriers and slack to align to 128 B.
@@ -438,13 +456,21 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps
               P - at.corner.i, slot, bar);
 }
 
-/// Output o's boxes (the tile's own points) into the output slot.
+/// Output o's boxes (the tile's own points) into the output slot, and the layer's after them when
+/// the tile meets the layer in plane o (`layer`).
 #pragma nv_exec_check_disable
 template <int TX, int TY, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o,
+MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o, bool layer,
                                                  const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  issue_boxes(blk, maps.own, TensorSlots<TX, TY>::kOwnBytes, at.k0 - at.corner.k, at.j0 - at.corner.j,
-              o - at.corner.i, slot, bar);
+  using L = TensorSlots<TX, TY>;
+  const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
+  blk.expect_bytes(bar, kOwnArrays * L::kOwnBytes + (layer ? L::kLayerBytes : 0));
+  for (int a = 0; a < kOwnArrays; ++a) blk.copy_3d(slot + a * L::kOwnBytes, maps.own[a], k, j, i, bar);
+  if (!layer) return;
+  unsigned char* const s = slot + L::kOwnSlot;
+  for (int a = 0; a < kLayerOwnArrays; ++a) blk.copy_3d(s + a * L::kOwnBytes, maps.layer_own[a], k, j, i, bar);
+  for (int a = 0; a < kLayerAroundArrays; ++a)
+    blk.copy_3d(s + kLayerOwnArrays * L::kOwnBytes + a * L::kAroundPlace, maps.around[a], k - R, j - 1, i - 1, bar);
 }
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh.
@@ -452,7 +478,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
 template <int TX, int TY, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
-                                                            int shift, int chunk, unsigned char* raw) {
+                                                            int shift, int chunk, bool layer_copies,
+                                                            unsigned char* raw) {
   using T = TtiTile<TX, TY>;
   using L = TensorSlots<TX, TY>;
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
@@ -472,6 +499,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const int t = tx + TX * ty;
   const int j = at.j0 + ty, k = at.k0 + tx;
   const bool writes = j < hi.j && k >= region.lo.k && k < hi.k;
+  // Whether the tile's points in plane o meet the layer (block-uniform): its (j, k) footprint in
+  // the region reaches outside the inner box, or o lies outside it.
+  const physics::Index3 in_hi = g.inner.hi();
+  const int tj_end = at.j0 + TY < hi.j ? at.j0 + TY : hi.j;
+  const int tk_lo = at.k0 > region.lo.k ? at.k0 : region.lo.k, tk_end = at.k0 + TX < hi.k ? at.k0 + TX : hi.k;
+  const bool tile_inner =
+      at.j0 >= g.inner.lo.j && tj_end <= in_hi.j && tk_lo >= g.inner.lo.k && tk_end <= in_hi.k;
+  const auto meets_layer = [&](int o) {
+    return layer_copies && (!tile_inner || o < g.inner.lo.i || o >= in_hi.i);
+  };
 
   // Staged slots of the points this thread stages (the same in a halo slot's boxes).
   const int e = (ty + R) * SX + tx + R;
@@ -500,7 +537,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   blk.sync();
   if (t == 0) {
     issue_halo<TX, TY>(blk, maps, c_first, at, halo_slot, bar);  // a block has 9 or more planes
-    issue_output<TX, TY>(blk, maps, i_begin, at, own_slot, bar + 1);  // and 1 or more outputs
+    issue_output<TX, TY>(blk, maps, i_begin, meets_layer(i_begin), at, own_slot, bar + 1);  // and 1 or more outputs
   }
 
   SplitSums Q[2 * R + 1];  // Q[R + d]: output c + d
@@ -536,6 +573,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       if (g.inner.contains(o, j, k)) {
         g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
         g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
+      } else if (layer_copies) {  // the damped update with everything from the slot
+        const float* lx = reinterpret_cast<const float*>(own_slot + L::kOwnSlot) + ty * TX + tx;
+        const TtiLayerPoint pt{in(9), in(10), in(11), lx[0], lx[kOwnPoints], ro.m.inv_a == 1.0f && in(8) == 0.0f};
+        const float* around = reinterpret_cast<const float*>(own_slot + L::kOwnSlot + kLayerOwnArrays * L::kOwnBytes) +
+                              (L::kAroundY + ty + 1) * L::kAroundX + tx + R;  // point (o, j, k) of box 0
+        const auto box = [around](int a) {
+          const float* f = around + a * (L::kAroundPlace / 4);
+          return [f](int di, int dj, int dk) { return f[(di * L::kAroundY + dj) * L::kAroundX + dk]; };
+        };
+        tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, box(0), box(1), r), pt.isotropic);
       } else {  // the damped update from the slot; only aux_p, aux_q (and the isotropic gradient's p, q) loaded
         // aux_p, aux_q by plain loads: the kernel writes them (tti_store_layer), so not by __ldg.
         const TtiLayerPoint pt{in(9), in(10), in(11), g.aux_p.origin[off], g.aux_q.origin[off],
@@ -557,7 +604,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       }
       if (completes && o + 1 < i_end) {
         blk.fence_proxy();
-        issue_output<TX, TY>(blk, maps, o + 1, at, own_slot, bar + 1);
+        issue_output<TX, TY>(blk, maps, o + 1, meets_layer(o + 1), at, own_slot, bar + 1);
       }
     }
 #pragma unroll
@@ -576,9 +623,9 @@ constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY>() + 102
 template <int TX, int TY>
 __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY>)
     swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
-                    int shift, int chunk) {
+                    int shift, int chunk, bool layer_copies) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY>(DeviceBlock(), g, maps, region, shift, chunk, layer_copies, swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -613,19 +660,38 @@ void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int 
 /// must share p's layout: the kernel addresses every box from p's halo corner.
 template <int TX, int TY, class Make>
 auto split_maps(const TtiStepArgs& g, const Make& make) {
-  using Map = decltype(make(g.p, 1, 1));
+  using Map = decltype(make(g.p, 1, 1, 1));
+  using L = TensorSlots<TX, TY>;
   const physics::View3<const float> halo[kHaloArrays] = {g.nx, g.ny, g.nz, g.inv_a, g.p, g.q};
   const physics::View3<const float> own[kOwnArrays] = {g.p,          g.q,          g.nx, g.ny,     g.nz,     g.inv_a,
                                                        g.kappa_perp, g.kappa_axis, g.b,  g.v2dt2, g.p_next, g.q_next};
+  const physics::View3<const float> layer_own[kLayerOwnArrays] = {g.aux_p, g.aux_q};
   SplitMaps<Map> maps;
-  for (int a = 0; a < kOwnArrays; ++a) {
-    const auto& v = own[a];
+  const auto same_layout = [&g](const physics::View3<const float>& v) {
     if (v.sx != g.p.sx || v.sy != g.p.sy || !(v.box == g.p.box))
       throw Error("swic_split_tma: the step's arrays must share one layout");
-    maps.own[a] = make(v, TX, TY);
+  };
+  for (int a = 0; a < kOwnArrays; ++a) {
+    same_layout(own[a]);
+    maps.own[a] = make(own[a], TX, TY, 1);
   }
-  for (int a = 0; a < kHaloArrays; ++a) maps.halo[a] = make(halo[a], TX + 2 * R, TY + 2 * R);
+  for (int a = 0; a < kLayerOwnArrays; ++a) {
+    same_layout(layer_own[a]);
+    maps.layer_own[a] = make(layer_own[a], TX, TY, 1);
+  }
+  for (int a = 0; a < kHaloArrays; ++a) maps.halo[a] = make(halo[a], TX + 2 * R, TY + 2 * R, 1);
+  maps.around[0] = make(g.p, L::kAroundX, L::kAroundY, L::kAroundZ);
+  maps.around[1] = make(g.q, L::kAroundX, L::kAroundY, L::kAroundZ);
   return maps;
+}
+
+/// Whether the layer's operands are copied too (MINIMOD_TTI_LAYER_COPIES=0: loaded by the threads).
+inline bool layer_copies() {
+  static const bool on = [] {
+    const char* e = std::getenv("MINIMOD_TTI_LAYER_COPIES");
+    return e == nullptr || std::string(e) != "0";
+  }();
+  return on;
 }
 
 template <int TX, int TY>
@@ -634,22 +700,24 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
   constexpr int bytes = tensor_smem_bytes<TX, TY>();
   ensure_smem_limit<kernel>(bytes);
   const SplitMaps<CUtensorMap> maps =
-      split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by) { return tensor_map(v, bx, by); });
+      split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by, int bz) {
+        return tensor_map(v, bx, by, bz);
+      });
   const int shift = tile_row_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
-  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
+  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk, layer_copies());
 }
 
 template <int TX, int TY>
 void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
   const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(
-      g, [](const physics::View3<const float>& v, int bx, int by) { return HostTensorMap::of(v, bx, by); });
+      g, [](const physics::View3<const float>& v, int bx, int by, int bz) { return HostTensorMap::of(v, bx, by, bz); });
   const int shift = tile_row_shift(region, g.p.box);
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
   emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
-    swic_split_tensor_block<TX, TY>(blk, g, maps, region, shift, chunk, raw);
+    swic_split_tensor_block<TX, TY>(blk, g, maps, region, shift, chunk, layer_copies(), raw);
   });
 }
 

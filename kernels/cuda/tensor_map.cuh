@@ -1,7 +1,7 @@
 // Tensor maps for Hopper's bulk tensor copies (TMA, `cp.async.bulk.tensor`), shared by the
 // families that stage with them (semi_tma.cu, swic_split.cu). One map per array over its whole
 // allocation with the halo (k extent without the row padding), fp32, strides in bytes, a box of
-// (bx, by, 1) points; coordinates are relative to the halo corner and may be negative or past the
+// (bx, by, bz) points (bz planes along i, 1 unless asked); coordinates are relative to the halo corner and may be negative or past the
 // end (the copy engine fills zeros there). The allocation's base must be 16-B aligned and its row
 // pitch a multiple of 16 B (FieldLayout pads rows to 128 B); tensor_map checks both.
 #pragma once
@@ -33,9 +33,9 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
-/// A tensor map over the whole allocation of `v` (halo included), fp32, box (bx, by, 1).
+/// A tensor map over the whole allocation of `v` (halo included), fp32, box (bx, by, bz).
 template <class T>
-CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
+CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by, int bz = 1) {
   const physics::Index3 lo = v.box.lo;
   const void* corner = v.ptr(lo.i, lo.j, lo.k);
   if (reinterpret_cast<std::uintptr_t>(corner) % 16 != 0 || (v.sy * 4) % 16 != 0)
@@ -43,7 +43,7 @@ CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by) {
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(v.box.n.k), static_cast<cuuint64_t>(v.box.n.j),
                               static_cast<cuuint64_t>(v.box.n.i)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(v.sy) * 4, static_cast<cuuint64_t>(v.sx) * 4};
-  const cuuint32_t box[3] = {static_cast<cuuint32_t>(bx), static_cast<cuuint32_t>(by), 1};
+  const cuuint32_t box[3] = {static_cast<cuuint32_t>(bx), static_cast<cuuint32_t>(by), static_cast<cuuint32_t>(bz)};
   const cuuint32_t unit[3] = {1, 1, 1};
   CUtensorMap map{};
   const CUresult rc =
