@@ -696,12 +696,11 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
 
 /// Which of the layer's operands are copied (experiment, MINIMOD_TTI_LAYER_COPIES): 0 none, 1
 /// aux, 2 aux and p, q around (default).
-inline int layer_copies() {
-  static const int k = [] {
-    const char* e = std::getenv("MINIMOD_TTI_LAYER_COPIES");
-    return e == nullptr ? 2 : std::atoi(e);
-  }();
-  return k;
+/// Unset, the chunk picks it for a one-process A/B: chunk 65 -> 1, 66 -> 0, others 2.
+inline int layer_copies(int chunk) {
+  const char* e = std::getenv("MINIMOD_TTI_LAYER_COPIES");
+  if (e != nullptr) return std::atoi(e);
+  return chunk == 65 ? 1 : chunk == 66 ? 0 : 2;
 }
 
 template <int TX, int TY, int K>
@@ -719,7 +718,7 @@ void launch_tensor_k(const TtiStepArgs& g, const physics::Box3& region, int chun
 }
 template <int TX, int TY>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
-  switch (layer_copies()) {
+  switch (layer_copies(chunk)) {
     case 0: return launch_tensor_k<TX, TY, 0>(g, region, chunk, s);
     case 1: return launch_tensor_k<TX, TY, 1>(g, region, chunk, s);
     default: return launch_tensor_k<TX, TY, 2>(g, region, chunk, s);
@@ -740,7 +739,7 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
       swic_split_tensor_block<TX, TY, K>(blk, g, maps, region, shift, chunk, raw);
     });
   };
-  switch (layer_copies()) {
+  switch (layer_copies(chunk)) {
     case 0: return run(std::integral_constant<int, 0>());
     case 1: return run(std::integral_constant<int, 1>());
     default: return run(std::integral_constant<int, 2>());
