@@ -37,10 +37,6 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
-#include <cstdlib>
-#include <string>
-#include <type_traits>
-
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
@@ -378,7 +374,10 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
 // the wait. Here thread 0 issues tensor copies into two slots in shared memory, each with its
 // mbarrier: the halo slot takes the six raw arrays of plane P over the tile and its halo (SX x SY
 // points each), the output slot the twelve arrays that output o's update reads at the tile's own
-// points (TX x TY each). Plane P is staged into the products at plane P - 1, and output o
+// points (TX x TY each) and, in the planes where the tile meets the layer, what the damped update
+// reads besides (aux_p, aux_q, and p, q around the point): no thread waits on a global load
+// (+3.6% at 1000^3, bench/results/2026-11-24-h100-session12.md §3). Plane P is staged into the
+// products at plane P - 1, and output o
 // completes at plane o + 4; a slot is refilled after the barrier that ends the plane which used
 // it, so a copy has the next plane's sums to land. Rings of two or three slots gave the same or
 // less (bench/results/2026-11-24-h100-session6.md §2, §7). The products, the queue and the sums
@@ -403,9 +402,8 @@ struct SplitMaps {
   Map around[kLayerAroundArrays];
 };
 
-/// The slots' layout: the halo slot, then the output slot. K (experiment): 0 no layer boxes, 1
-/// aux only, 2 aux and p, q around.
-template <int TX, int TY, int K = 2>
+/// The slots' layout: the halo slot, then the output slot with the layer's boxes after it.
+template <int TX, int TY>
 struct TensorSlots {
   static constexpr int kHaloBytes = TtiTile<TX, TY>::kPoints * 4;  // one array's box
   static constexpr int kOwnBytes = TX * TY * 4;
@@ -416,17 +414,15 @@ struct TensorSlots {
   static constexpr int kAroundX = TX + 2 * R, kAroundY = TY + 2, kAroundZ = 3;
   static constexpr int kAroundBytes = kAroundX * kAroundY * kAroundZ * 4;
   static constexpr int kAroundPlace = (kAroundBytes + 127) / 128 * 128;
-  static constexpr int kLayerBytes =
-      K == 0 ? 0 : kLayerOwnArrays * kOwnBytes + (K == 2 ? kLayerAroundArrays * kAroundBytes : 0);  // landing
-  static constexpr int kLayerSlot =
-      K == 0 ? 0 : kLayerOwnArrays * kOwnBytes + (K == 2 ? kLayerAroundArrays * kAroundPlace : 0);
+  static constexpr int kLayerBytes = kLayerOwnArrays * kOwnBytes + kLayerAroundArrays * kAroundBytes;  // landing
+  static constexpr int kLayerSlot = kLayerOwnArrays * kOwnBytes + kLayerAroundArrays * kAroundPlace;
   static constexpr int kBytes = kHaloSlot + kOwnSlot + kLayerSlot;
 };
 
 /// Dynamic shared memory of the two slots, the product planes, the barriers and slack to align to 128 B.
-template <int TX, int TY, int K = 2>
+template <int TX, int TY>
 constexpr int tensor_smem_bytes() {
-  return TensorSlots<TX, TY, K>::kBytes + TtiTile<TX, TY>::kBytes + 2 * 8 + 128;
+  return TensorSlots<TX, TY>::kBytes + TtiTile<TX, TY>::kBytes + 2 * 8 + 128;
 }
 
 /// A staged point's raw values from a halo slot (arrays `n` floats apart).
@@ -463,29 +459,28 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps
 /// Output o's boxes (the tile's own points) into the output slot, and the layer's after them when
 /// the tile meets the layer in plane o (`layer`).
 #pragma nv_exec_check_disable
-template <int TX, int TY, int K, class Block, class Map>
+template <int TX, int TY, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o, bool layer,
                                                  const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  using L = TensorSlots<TX, TY, K>;
+  using L = TensorSlots<TX, TY>;
   const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
   blk.expect_bytes(bar, kOwnArrays * L::kOwnBytes + (layer ? L::kLayerBytes : 0));
   for (int a = 0; a < kOwnArrays; ++a) blk.copy_3d(slot + a * L::kOwnBytes, maps.own[a], k, j, i, bar);
   if (!layer) return;
   unsigned char* const s = slot + L::kOwnSlot;
   for (int a = 0; a < kLayerOwnArrays; ++a) blk.copy_3d(s + a * L::kOwnBytes, maps.layer_own[a], k, j, i, bar);
-  if (K == 2)
-    for (int a = 0; a < kLayerAroundArrays; ++a)
+  for (int a = 0; a < kLayerAroundArrays; ++a)
     blk.copy_3d(s + kLayerOwnArrays * L::kOwnBytes + a * L::kAroundPlace, maps.around[a], k - R, j - 1, i - 1, bar);
 }
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh.
 #pragma nv_exec_check_disable
-template <int TX, int TY, int K, class Block, class Map>
+template <int TX, int TY, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
                                                             int shift, int chunk, unsigned char* raw) {
   using T = TtiTile<TX, TY>;
-  using L = TensorSlots<TX, TY, K>;
+  using L = TensorSlots<TX, TY>;
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
   unsigned char* const halo_slot = align_128(raw);
   unsigned char* const own_slot = halo_slot + L::kHaloSlot;
@@ -511,7 +506,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const bool tile_inner =
       at.j0 >= g.inner.lo.j && tj_end <= in_hi.j && tk_lo >= g.inner.lo.k && tk_end <= in_hi.k;
   const auto meets_layer = [&](int o) {
-    return K > 0 && (!tile_inner || o < g.inner.lo.i || o >= in_hi.i);
+    return !tile_inner || o < g.inner.lo.i || o >= in_hi.i;
   };
 
   // Staged slots of the points this thread stages (the same in a halo slot's boxes).
@@ -541,7 +536,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   blk.sync();
   if (t == 0) {
     issue_halo<TX, TY>(blk, maps, c_first, at, halo_slot, bar);  // a block has 9 or more planes
-    issue_output<TX, TY, K>(blk, maps, i_begin, meets_layer(i_begin), at, own_slot, bar + 1);  // and 1 or more outputs
+    issue_output<TX, TY>(blk, maps, i_begin, meets_layer(i_begin), at, own_slot, bar + 1);  // and 1 or more outputs
   }
 
   SplitSums Q[2 * R + 1];  // Q[R + d]: output c + d
@@ -577,12 +572,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       if (g.inner.contains(o, j, k)) {
         g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
         g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
-      } else if (K == 1) {  // aux from the slot, the gradient's p, q loaded
-        const float* lx = reinterpret_cast<const float*>(own_slot + L::kOwnSlot) + ty * TX + tx;
-        const TtiLayerPoint pt{in(9), in(10), in(11), lx[0], lx[kOwnPoints], ro.m.inv_a == 1.0f && in(8) == 0.0f};
-        const TtiGlobalField at_p{g.p.origin + off, g.p.sx, g.p.sy}, at_q{g.q.origin + off, g.p.sx, g.p.sy};
-        tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, at_p, at_q, r), pt.isotropic);
-      } else if (K == 2) {  // the damped update with everything from the slot
+      } else {  // the damped update with everything from the slot (issue_output)
         const float* lx = reinterpret_cast<const float*>(own_slot + L::kOwnSlot) + ty * TX + tx;
         const TtiLayerPoint pt{in(9), in(10), in(11), lx[0], lx[kOwnPoints], ro.m.inv_a == 1.0f && in(8) == 0.0f};
         const float* around = reinterpret_cast<const float*>(own_slot + L::kOwnSlot + kLayerOwnArrays * L::kOwnBytes) +
@@ -592,17 +582,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
           return [f](int di, int dj, int dk) { return f[(di * L::kAroundY + dj) * L::kAroundX + dk]; };
         };
         tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, box(0), box(1), r), pt.isotropic);
-      } else {  // the damped update from the slot; only aux_p, aux_q (and the isotropic gradient's p, q) loaded
-        // aux_p, aux_q by plain loads: the kernel writes them (tti_store_layer), so not by __ldg.
-        const TtiLayerPoint pt{in(9), in(10), in(11), g.aux_p.origin[off], g.aux_q.origin[off],
-                               ro.m.inv_a == 1.0f && in(8) == 0.0f};
-        const auto around = [&g, off](float centre, const float* f) {  // the centre from the slot
-          const TtiGlobalField field{f + off, g.p.sx, g.p.sy};
-          return [centre, field](int di, int dj, int dk) { return (di | dj | dk) == 0 ? centre : field(di, dj, dk); };
-        };
-        const TtiLayerUpdate u =
-            tti_damped_update(g, o, j, k, pt, around(ro.p, g.p.origin), around(ro.q, g.q.origin), r);
-        tti_store_layer(g, off, u, pt.isotropic);
       }
     }
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
@@ -613,7 +592,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       }
       if (completes && o + 1 < i_end) {
         blk.fence_proxy();
-        issue_output<TX, TY, K>(blk, maps, o + 1, meets_layer(o + 1), at, own_slot, bar + 1);
+        issue_output<TX, TY>(blk, maps, o + 1, meets_layer(o + 1), at, own_slot, bar + 1);
       }
     }
 #pragma unroll
@@ -624,17 +603,17 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
 /// Blocks per SM that the shared memory allows, at most as many as leave 128 registers a thread:
 /// the register budget.
-template <int TX, int TY, int K = 2>
-constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, K>() + 1024) < 512 / (TX * TY)
-                                     ? 228 * 1024 / (tensor_smem_bytes<TX, TY, K>() + 1024)
+template <int TX, int TY>
+constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY>() + 1024) < 512 / (TX * TY)
+                                     ? 228 * 1024 / (tensor_smem_bytes<TX, TY>() + 1024)
                                      : 512 / (TX * TY);
 
-template <int TX, int TY, int K = 2>
-__global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, K>)
+template <int TX, int TY>
+__global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY>)
     swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
                     int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, K>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -694,19 +673,10 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
   return maps;
 }
 
-/// Which of the layer's operands are copied (experiment, MINIMOD_TTI_LAYER_COPIES): 0 none, 1
-/// aux, 2 aux and p, q around (default).
-/// Unset, the chunk picks it for a one-process A/B: chunk 65 -> 1, 66 -> 0, others 2.
-inline int layer_copies(int chunk) {
-  const char* e = std::getenv("MINIMOD_TTI_LAYER_COPIES");
-  if (e != nullptr) return std::atoi(e);
-  return chunk == 65 ? 1 : chunk == 66 ? 0 : 2;
-}
-
-template <int TX, int TY, int K>
-void launch_tensor_k(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
-  constexpr auto kernel = &swic_tti_tensor<TX, TY, K>;
-  constexpr int bytes = tensor_smem_bytes<TX, TY, K>();
+template <int TX, int TY>
+void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
+  constexpr auto kernel = &swic_tti_tensor<TX, TY>;
+  constexpr int bytes = tensor_smem_bytes<TX, TY>();
   ensure_smem_limit<kernel>(bytes);
   const SplitMaps<CUtensorMap> maps =
       split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by, int bz) {
@@ -715,14 +685,6 @@ void launch_tensor_k(const TtiStepArgs& g, const physics::Box3& region, int chun
   const int shift = tile_row_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
   kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
-}
-template <int TX, int TY>
-void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
-  switch (layer_copies(chunk)) {
-    case 0: return launch_tensor_k<TX, TY, 0>(g, region, chunk, s);
-    case 1: return launch_tensor_k<TX, TY, 1>(g, region, chunk, s);
-    default: return launch_tensor_k<TX, TY, 2>(g, region, chunk, s);
-  }
 }
 
 template <int TX, int TY>
@@ -733,17 +695,9 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
-  const auto run = [&](auto k) {
-    constexpr int K = decltype(k)::value;
-    emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, K>(), [&](HostBlock& blk, unsigned char* raw) {
-      swic_split_tensor_block<TX, TY, K>(blk, g, maps, region, shift, chunk, raw);
-    });
-  };
-  switch (layer_copies(chunk)) {
-    case 0: return run(std::integral_constant<int, 0>());
-    case 1: return run(std::integral_constant<int, 1>());
-    default: return run(std::integral_constant<int, 2>());
-  }
+  emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
+    swic_split_tensor_block<TX, TY>(blk, g, maps, region, shift, chunk, raw);
+  });
 }
 
 template <int TX, int TY>
