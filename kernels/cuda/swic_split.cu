@@ -37,8 +37,6 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
-#include <cmath>
-
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
@@ -105,50 +103,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE RawPoint load_raw(const TtiStepArgs& g, std::int6
           load(g.q.origin + o)};
 }
 
-// The spacings taken out of the weights: the split form's weight of direction t is w_t[m] =
-// sigma_t b[m], b[m] = a_m along an axis and a_m / 2 across two (w.xy = 2 a_m / (4 dx dy)), sigma_t
-// = 1 / (d_a d_b) for the direction's axes a, b. The kernels take each point's axis scaled per axis,
-// n' = (nx / dx, ny / dy, nz / dz), so that n'_a n'_b = sigma_t nn_t: the products g_t, h_t and the
-// own weights carry sigma_t, and the stencil weights are the constants b, immediates of the FFMAs
-// (as kernel parameters the compiler reloaded them into uniform registers every plane: 36
-// instructions a point, bench/results/2026-11-24-h100-session12.md §5).
-// (physics::kSecondDerivative8 as scalars: a constexpr array is not visible in device code.)
-constexpr float kA1 = static_cast<float>(physics::kSecondDerivative8[1]);
-constexpr float kA2 = static_cast<float>(physics::kSecondDerivative8[2]);
-constexpr float kA3 = static_cast<float>(physics::kSecondDerivative8[3]);
-constexpr float kA4 = static_cast<float>(physics::kSecondDerivative8[4]);
-MM_HOST_DEVICE constexpr float axis_weight(int m) { return m == 1 ? kA1 : m == 2 ? kA2 : m == 3 ? kA3 : kA4; }
-MM_HOST_DEVICE constexpr float cross_weight(int m) { return 0.5f * axis_weight(m); }
-
-/// 1 / d and 2 / d^2 per axis, from the operator's weights (c[a][0] = a_1 / d_a^2).
-struct SplitSpacing {
-  float inv_h[3], two_inv_h2[3];
-};
-inline SplitSpacing split_spacing(const physics::TtiStencil& st) {
-  SplitSpacing sp{};
-  for (int a = 0; a < 3; ++a) {
-    const double inv_h2 = st.c[a][0] / physics::kSecondDerivative8[1];
-    sp.inv_h[a] = static_cast<float>(std::sqrt(inv_h2));
-    sp.two_inv_h2[a] = static_cast<float>(2.0 * inv_h2);
-  }
-  return sp;
-}
-
-/// A point with its axis scaled per axis (n').
-MM_HOST_DEVICE MM_FORCE_INLINE RawPoint scaled(RawPoint r, const SplitSpacing& sp) {
-  r.m.nx *= sp.inv_h[0];
-  r.m.ny *= sp.inv_h[1];
-  r.m.nz *= sp.inv_h[2];
-  return r;
-}
-
-/// sigma_t physics::perp_own(m, t) for a scaled point m: 2 / d^2 - n'n'_t along an axis, -n'n'_t
-/// across two (physics::axis_own of a scaled point is sigma_t axis_own already).
-MM_HOST_DEVICE MM_FORCE_INLINE float perp_own(const physics::TtiMediumPoint& m, int t, const SplitSpacing& sp) {
-  return (t < 3 ? sp.two_inv_h2[t] : 0.0f) - physics::nn_component(m, t);
-}
-
-/// The products of direction t of a (scaled) staged point: (g_t, h_t).
+/// The products of direction t of a staged point: (g_t, h_t).
 MM_HOST_DEVICE MM_FORCE_INLINE float2 products(const RawPoint& r, float s, int t) {
   return make_float2(physics::perp_product(r.m, t, s), physics::axis_product(r.m, t, r.p));
 }
@@ -160,10 +115,8 @@ struct OwnPoint {
   physics::TtiMediumPoint m;
 };
 
-/// Stages a tile point (all directions) and returns what the thread keeps of it (scaled).
-MM_HOST_DEVICE MM_FORCE_INLINE OwnPoint stage_own(const SplitPlane& pl, int e, const RawPoint& raw,
-                                                  const SplitSpacing& sp) {
-  const RawPoint r = scaled(raw, sp);
+/// Stages a tile point (all directions) and returns what the thread keeps of it.
+MM_HOST_DEVICE MM_FORCE_INLINE OwnPoint stage_own(const SplitPlane& pl, int e, const RawPoint& r) {
   const float s = r.p + r.q;
   const float2 yy = products(r, s, physics::kYY), xy = products(r, s, physics::kXY);
   const float2 zz = products(r, s, physics::kZZ), xz = products(r, s, physics::kXZ);
@@ -175,9 +128,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE OwnPoint stage_own(const SplitPlane& pl, int e, c
   return {s, r.p, xx.x, xx.y, r.m};
 }
 /// A halo-row point: a j-line and diagonal neighbour only.
-MM_HOST_DEVICE MM_FORCE_INLINE void stage_row(const SplitPlane& pl, int e, const RawPoint& raw,
-                                               const SplitSpacing& sp) {
-  const RawPoint r = scaled(raw, sp);
+MM_HOST_DEVICE MM_FORCE_INLINE void stage_row(const SplitPlane& pl, int e, const RawPoint& r) {
   const float s = r.p + r.q;
   const float2 yy = products(r, s, physics::kYY), xy = products(r, s, physics::kXY);
   pl.sp[e] = make_float2(s, r.p);
@@ -185,9 +136,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_row(const SplitPlane& pl, int e, const
   pl.yz[e] = products(r, s, physics::kYZ);
 }
 /// A halo-column point: a k-line and diagonal neighbour only.
-MM_HOST_DEVICE MM_FORCE_INLINE void stage_col(const SplitPlane& pl, int e, const RawPoint& raw,
-                                               const SplitSpacing& sp) {
-  const RawPoint r = scaled(raw, sp);
+MM_HOST_DEVICE MM_FORCE_INLINE void stage_col(const SplitPlane& pl, int e, const RawPoint& r) {
   const float s = r.p + r.q;
   const float2 zz = products(r, s, physics::kZZ), xz = products(r, s, physics::kXZ);
   pl.sp[e] = make_float2(s, r.p);
@@ -222,54 +171,54 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_corners(SplitSums& back, SplitSums& fwd,
 /// own medium; to outputs c -+ m its x-line point (the thread's own, `own`) and its xy, xz points.
 template <int SX>
 MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const SplitPlane& pl, int e, const OwnPoint& own, bool in_plane,
-                                              const SplitSpacing& sp, SplitSums (&Q)[2 * R + 1]) {
+                                              const physics::TtiWeights& w, SplitSums (&Q)[2 * R + 1]) {
   float dyy_s = 0, dyy_p = 0, dzz_s = 0, dzz_p = 0, dyz_s = 0, dyz_p = 0;
 #pragma unroll
   for (int m = 1; m <= R; ++m) {
-    const float wa = axis_weight(m), wc = cross_weight(m);
+    const int i = m - 1;
     const float2 jp = pl.sp[e + m * SX], jm = pl.sp[e - m * SX], kp = pl.sp[e + m], km = pl.sp[e - m];
     const float4 yxp = pl.yx[e + m * SX], yxm = pl.yx[e - m * SX];
     const float4 zxp = pl.zx[e + m], zxm = pl.zx[e - m];
     if (in_plane) {  // output c: the y and z lines and the yz diagonals
       SplitSums& o = Q[R];
-      dyy_s = fmaf(wa, jp.x + jm.x, dyy_s);
-      dyy_p = fmaf(wa, jp.y + jm.y, dyy_p);
-      o.perp2 = fmaf(-wa, yxp.x + yxm.x, o.perp2);
-      o.axis2 = fmaf(wa, yxp.y + yxm.y, o.axis2);
-      dzz_s = fmaf(wa, kp.x + km.x, dzz_s);
-      dzz_p = fmaf(wa, kp.y + km.y, dzz_p);
-      o.perp2 = fmaf(-wa, zxp.x + zxm.x, o.perp2);
-      o.axis2 = fmaf(wa, zxp.y + zxm.y, o.axis2);
+      dyy_s = fmaf(w.y[i], jp.x + jm.x, dyy_s);
+      dyy_p = fmaf(w.y[i], jp.y + jm.y, dyy_p);
+      o.perp2 = fmaf(-w.y[i], yxp.x + yxm.x, o.perp2);
+      o.axis2 = fmaf(w.y[i], yxp.y + yxm.y, o.axis2);
+      dzz_s = fmaf(w.z[i], kp.x + km.x, dzz_s);
+      dzz_p = fmaf(w.z[i], kp.y + km.y, dzz_p);
+      o.perp2 = fmaf(-w.z[i], zxp.x + zxm.x, o.perp2);
+      o.axis2 = fmaf(w.z[i], zxp.y + zxm.y, o.axis2);
       // Diagonals (+m, +m), (-m, -m) with sign +, (+m, -m), (-m, +m) with sign -.
       const int d1 = e + m * SX + m, d2 = e - m * SX - m, d3 = e + m * SX - m, d4 = e - m * SX + m;
       const float2 a1 = pl.sp[d1], a2 = pl.sp[d2], a3 = pl.sp[d3], a4 = pl.sp[d4];
       const float2 b1 = pl.yz[d1], b2 = pl.yz[d2], b3 = pl.yz[d3], b4 = pl.yz[d4];
-      dyz_s = fmaf(wc, (a1.x + a2.x) - (a3.x + a4.x), dyz_s);
-      dyz_p = fmaf(wc, (a1.y + a2.y) - (a3.y + a4.y), dyz_p);
-      o.perp2 = fmaf(-wc, (b1.x + b2.x) - (b3.x + b4.x), o.perp2);
-      o.axis2 = fmaf(wc, (b1.y + b2.y) - (b3.y + b4.y), o.axis2);
+      dyz_s = fmaf(w.yz[i], (a1.x + a2.x) - (a3.x + a4.x), dyz_s);
+      dyz_p = fmaf(w.yz[i], (a1.y + a2.y) - (a3.y + a4.y), dyz_p);
+      o.perp2 = fmaf(-w.yz[i], (b1.x + b2.x) - (b3.x + b4.x), o.perp2);
+      o.axis2 = fmaf(w.yz[i], (b1.y + b2.y) - (b3.y + b4.y), o.axis2);
     }
     // Output c - m sees plane c at di = +m, output c + m at di = -m: the x line with the same
     // sign, the xy and xz corners (+m, +-m) and (-m, -+m) with opposite signs.
     SplitSums& back = Q[R - m];
     SplitSums& fwd = Q[R + m];
-    back.sxx = fmaf(wa, own.s, back.sxx);
-    fwd.sxx = fmaf(wa, own.s, fwd.sxx);
-    back.pxx = fmaf(wa, own.p, back.pxx);
-    fwd.pxx = fmaf(wa, own.p, fwd.pxx);
-    back.perp2 = fmaf(-wa, own.gxx, back.perp2);
-    fwd.perp2 = fmaf(-wa, own.gxx, fwd.perp2);
-    back.axis2 = fmaf(wa, own.hxx, back.axis2);
-    fwd.axis2 = fmaf(wa, own.hxx, fwd.axis2);
-    add_corners<&SplitSums::sxy, &SplitSums::pxy>(back, fwd, wc, jp.x - jm.x, jp.y - jm.y, yxp.z - yxm.z,
+    back.sxx = fmaf(w.x[i], own.s, back.sxx);
+    fwd.sxx = fmaf(w.x[i], own.s, fwd.sxx);
+    back.pxx = fmaf(w.x[i], own.p, back.pxx);
+    fwd.pxx = fmaf(w.x[i], own.p, fwd.pxx);
+    back.perp2 = fmaf(-w.x[i], own.gxx, back.perp2);
+    fwd.perp2 = fmaf(-w.x[i], own.gxx, fwd.perp2);
+    back.axis2 = fmaf(w.x[i], own.hxx, back.axis2);
+    fwd.axis2 = fmaf(w.x[i], own.hxx, fwd.axis2);
+    add_corners<&SplitSums::sxy, &SplitSums::pxy>(back, fwd, w.xy[i], jp.x - jm.x, jp.y - jm.y, yxp.z - yxm.z,
                                                   yxp.w - yxm.w);
-    add_corners<&SplitSums::sxz, &SplitSums::pxz>(back, fwd, wc, kp.x - km.x, kp.y - km.y, zxp.z - zxm.z,
+    add_corners<&SplitSums::sxz, &SplitSums::pxz>(back, fwd, w.xz[i], kp.x - km.x, kp.y - km.y, zxp.z - zxm.z,
                                                   zxp.w - zxm.w);
   }
   {  // the in-plane derivatives of output c, weighed by its own medium
     SplitSums& o = Q[R];
-    o.perp2 += perp_own(own.m, physics::kYY, sp) * dyy_s + perp_own(own.m, physics::kZZ, sp) * dzz_s +
-               perp_own(own.m, physics::kYZ, sp) * dyz_s;
+    o.perp2 += physics::perp_own(own.m, physics::kYY) * dyy_s + physics::perp_own(own.m, physics::kZZ) * dzz_s +
+               physics::perp_own(own.m, physics::kYZ) * dyz_s;
     o.axis2 += physics::axis_own(own.m, physics::kYY) * dyy_p + physics::axis_own(own.m, physics::kZZ) * dzz_p +
                physics::axis_own(own.m, physics::kYZ) * dyz_p;
   }
@@ -277,13 +226,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const SplitPlane& pl, int e, const
 
 /// The right-hand sides of a completed output from its sums `a`, its own point and its centre weights.
 MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs output_rhs(const SplitSums& a, const RawPoint& ro,
-                                                         const physics::TtiCentre& kappa, float b,
-                                                         const SplitSpacing& sp) {
-  const physics::TtiMediumPoint m = scaled(ro, sp).m;
-  const float perp2 = a.perp2 + perp_own(m, physics::kXX, sp) * a.sxx + perp_own(m, physics::kXY, sp) * a.sxy +
-                      perp_own(m, physics::kXZ, sp) * a.sxz;
-  const float axis2 = a.axis2 + physics::axis_own(m, physics::kXX) * a.pxx +
-                      physics::axis_own(m, physics::kXY) * a.pxy + physics::axis_own(m, physics::kXZ) * a.pxz;
+                                                         const physics::TtiCentre& kappa, float b) {
+  const float perp2 = a.perp2 + physics::perp_own(ro.m, physics::kXX) * a.sxx +
+                      physics::perp_own(ro.m, physics::kXY) * a.sxy + physics::perp_own(ro.m, physics::kXZ) * a.sxz;
+  const float axis2 = a.axis2 + physics::axis_own(ro.m, physics::kXX) * a.pxx +
+                      physics::axis_own(ro.m, physics::kXY) * a.pxy + physics::axis_own(ro.m, physics::kXZ) * a.pxz;
   return physics::tti_split_rhs(perp2, axis2, {ro.p + ro.q, ro.p}, kappa, ro.m.inv_a, b);
 }
 
@@ -301,7 +248,7 @@ constexpr int kTtiMinBlocks = TX * TY <= 128 ? 3 : 1;
 template <int TX, int TY, class Block>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_block(const Block& blk, const TtiStepArgs& g,
                                                      const physics::Box3& region, int chunk,
-                                                     const SplitSpacing& sp, unsigned char* raw) {
+                                                     unsigned char* raw) {
   using T = TtiTile<TX, TY>;
   constexpr int SX = T::SX;
   const physics::Index3 hi = region.hi();
@@ -361,11 +308,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_block(const Block& blk, const Tti
   const auto stage_plane = [&](const SplitPlane& pl) {
 #pragma unroll
     for (int n = 0; n < T::kRowRounds; ++n)
-      if (t + n * T::kThreads < T::kRowPoints) stage_row(pl, row_e[n], row_raw[n], sp);
+      if (t + n * T::kThreads < T::kRowPoints) stage_row(pl, row_e[n], row_raw[n]);
 #pragma unroll
     for (int n = 0; n < T::kColRounds; ++n)
-      if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], col_raw[n], sp);
-    return stage_own(pl, e, own_raw, sp);
+      if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], col_raw[n]);
+    return stage_own(pl, e, own_raw);
   };
 
   SplitSums Q[2 * R + 1];  // Q[R + d]: output c + d
@@ -377,7 +324,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_block(const Block& blk, const Tti
   if (c_first + 1 < c_end) load_plane(c_first + 1);
   blk.sync();
   for (int c = c_first; c < c_end; ++c) {
-    add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, sp, Q);
+    add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
 
     // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and load
     // plane c + 2.
@@ -396,7 +343,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_block(const Block& blk, const Tti
       const physics::TtiCentre kappa{load(g.kappa_perp.origin + off),
                                      load(g.kappa_axis.origin + off)};
       const float bo = load(g.b.origin + off);
-      const physics::TtiRhs r = output_rhs(Q[0], ro, kappa, bo, sp);
+      const physics::TtiRhs r = output_rhs(Q[0], ro, kappa, bo);
       if (g.inner.contains(o, j, k)) {
         const float v2 = load(g.v2dt2.origin + off);
         g.p_next.origin[off] = physics::leapfrog(g.p_next.origin[off], ro.p, v2, r.p);
@@ -414,9 +361,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_block(const Block& blk, const Tti
 
 template <int TX, int TY>
 __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
-    swic_tti(TtiStepArgs g, physics::Box3 region, int chunk, SplitSpacing sp) {
+    swic_tti(TtiStepArgs g, physics::Box3 region, int chunk) {
   extern __shared__ __align__(16) unsigned char swic_tti_raw[];
-  swic_split_block<TX, TY>(DeviceBlock(), g, region, chunk, sp, swic_tti_raw);
+  swic_split_block<TX, TY>(DeviceBlock(), g, region, chunk, swic_tti_raw);
 }
 
 // --- swic_split_tma: the same queue with every global read a tensor copy (sm_90+) ---------------
@@ -531,8 +478,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
 template <int TX, int TY, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
-                                                            int shift, int chunk, const SplitSpacing& sp,
-                                                            unsigned char* raw) {
+                                                            int shift, int chunk, unsigned char* raw) {
   using T = TtiTile<TX, TY>;
   using L = TensorSlots<TX, TY>;
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
@@ -576,11 +522,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     const SplitPlane pl = buffer(P);
 #pragma unroll
     for (int n = 0; n < T::kRowRounds; ++n)
-      if (t + n * T::kThreads < T::kRowPoints) stage_row(pl, row_e[n], slot_point(h, row_e[n], T::kPoints), sp);
+      if (t + n * T::kThreads < T::kRowPoints) stage_row(pl, row_e[n], slot_point(h, row_e[n], T::kPoints));
 #pragma unroll
     for (int n = 0; n < T::kColRounds; ++n)
-      if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], slot_point(h, col_e[n], T::kPoints), sp);
-    return stage_own(pl, e, slot_point(h, e, T::kPoints), sp);
+      if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], slot_point(h, col_e[n], T::kPoints));
+    return stage_own(pl, e, slot_point(h, e, T::kPoints));
   };
 
   if (t == 0) {
@@ -605,7 +551,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     issue_halo<TX, TY>(blk, maps, c_first + 1, at, halo_slot, bar);
   }
   for (int c = c_first; c < c_end; ++c) {
-    add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, sp, Q);
+    add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
 
     // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
     // complete output o = c - 4 from its output slot.
@@ -621,7 +567,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       const float* x = reinterpret_cast<const float*>(own_slot) + ty * TX + tx;  // array a at x[a * kOwnPoints]
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
       const RawPoint ro{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
-      const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8), sp);
+      const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8));
       const std::int64_t off = g.p.offset(o, j, k);
       if (g.inner.contains(o, j, k)) {
         g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
@@ -665,9 +611,9 @@ constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY>() + 102
 template <int TX, int TY>
 __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY>)
     swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
-                    int shift, int chunk, SplitSpacing sp) {
+                    int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY>(DeviceBlock(), g, maps, region, shift, chunk, sp, swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -683,7 +629,7 @@ void launch_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int c
   constexpr int bytes = TtiTile<TX, TY>::kBytes;
   ensure_smem_limit<&swic_tti<TX, TY>>(bytes);
   const dim3 grid(ceil_div(region.n.k, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
-  swic_tti<TX, TY><<<grid, dim3(TX, TY, 1), bytes, s>>>(g, region, chunk, split_spacing(g.stencil));
+  swic_tti<TX, TY><<<grid, dim3(TX, TY, 1), bytes, s>>>(g, region, chunk);
 }
 
 /// The same block body on host threads over host arrays (block_emulation.hpp): the same grid and
@@ -693,9 +639,8 @@ void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int 
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
-  const SplitSpacing sp = split_spacing(g.stencil);
   emulate_grid(grid, TX, TY, TtiTile<TX, TY>::kBytes, [&](HostBlock& blk, unsigned char* raw) {
-    swic_split_block<TX, TY>(blk, g, region, chunk, sp, raw);
+    swic_split_block<TX, TY>(blk, g, region, chunk, raw);
   });
 }
 
@@ -739,7 +684,7 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
       });
   const int shift = tile_row_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
-  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk, split_spacing(g.stencil));
+  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
 }
 
 template <int TX, int TY>
@@ -750,9 +695,8 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
-  const SplitSpacing sp = split_spacing(g.stencil);
   emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
-    swic_split_tensor_block<TX, TY>(blk, g, maps, region, shift, chunk, sp, raw);
+    swic_split_tensor_block<TX, TY>(blk, g, maps, region, shift, chunk, raw);
   });
 }
 
