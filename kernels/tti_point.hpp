@@ -30,11 +30,6 @@ struct TtiStepArgs {
   physics::Box3 inner;                        // points outside it are PML
 };
 
-/// The static arrays of TtiStepArgs in the order the CUDA propagator keeps them, in one allocation
-/// and equally spaced (swic_split_tma copies them as one box; the centre weights last, allocated
-/// only for the families that read them).
-enum TtiStaticArray { kTtiNx, kTtiNy, kTtiNz, kTtiInvA, kTtiB, kTtiV2dt2, kTtiKappaPerp, kTtiKappaAxis, kTtiStaticArrays };
-
 /// Reads through __ldg on the GPU (read-only data path), plainly on the host.
 template <class T>
 MM_HOST_DEVICE MM_FORCE_INLINE float load(const T* p) {

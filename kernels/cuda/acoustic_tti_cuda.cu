@@ -28,7 +28,6 @@ namespace cuda {
 namespace {
 
 constexpr int kArrays = 12;  // without the split form's centre weights (two more)
-constexpr int kFieldArrays = 6;  // p, p_prev, q, q_prev, aux_p, aux_q; the rest are static (statics_)
 
 /// The split form's centre weights of every grid point from the medium arrays the kernels read
 /// (physics::tti_centre), so that they match the medium exactly, faded layer included. `kappa_perp`
@@ -58,25 +57,25 @@ class CudaAcousticTti final : public Propagator {
         split_(split_shell(problem.grid.shape, problem.halo)) {
     const std::int64_t n = layout_.elements();
     check_fits(arrays_ * n * 4);
-    static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q"};
-    DeviceBuffer<float>* fields[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_};
-    for (int f = 0; f < kFieldArrays; ++f) {
-      *fields[f] = DeviceBuffer<float>(n, kNames[f]);
+    static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
+                                   "nx", "ny", "nz", "1/a", "kappa_perp", "kappa_axis"};
+    DeviceBuffer<float>* arrays[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_, &v2dt2_, &b_,
+                                     &nx_, &ny_, &nz_, &inv_a_, &kappa_perp_, &kappa_axis_};
+    for (int f = 0; f < arrays_; ++f) {
+      *arrays[f] = DeviceBuffer<float>(n, kNames[f]);
       // On stream_, which the uploads below use: a legacy-stream memset is unordered with them.
-      MM_CUDA_CHECK(cudaMemsetAsync(fields[f]->data(), 0, static_cast<size_t>(fields[f]->bytes()), stream_.get()));
+      MM_CUDA_CHECK(cudaMemsetAsync(arrays[f]->data(), 0, static_cast<size_t>(arrays[f]->bytes()), stream_.get()));
     }
-    // The static arrays in one allocation, in TtiStaticArray's order (kernels/tti_point.hpp).
-    statics_ = DeviceBuffer<float>((arrays_ - kFieldArrays) * n, "medium (static arrays)");
-    MM_CUDA_CHECK(cudaMemsetAsync(statics_.data(), 0, static_cast<size_t>(statics_.bytes()), stream_.get()));
-    upload_dense(static_view(kTtiV2dt2), p_.v2dt2.data());
-    upload_dense(static_view(kTtiB), p_.b.data());
+    upload_dense(v2dt2_, p_.v2dt2.data());
+    upload_dense(b_, p_.b.data());
     {
       std::vector<float> host(static_cast<size_t>(4 * n), 0.0f);
       float* m = host.data();
       fill_tti_medium(p_, layout_, m, m + n, m + 2 * n, m + 3 * n);
-      static_assert(kTtiNx == 0 && kTtiNy == 1 && kTtiNz == 2 && kTtiInvA == 3, "the medium's four arrays first");
-      MM_CUDA_CHECK(cudaMemcpyAsync(static_array(kTtiNx), m, static_cast<size_t>(4 * n) * 4, cudaMemcpyHostToDevice,
-                                    stream_.get()));
+      DeviceBuffer<float>* medium[] = {&nx_, &ny_, &nz_, &inv_a_};
+      for (int c = 0; c < 4; ++c)
+        MM_CUDA_CHECK(cudaMemcpyAsync(medium[c]->data(), m + c * n, static_cast<size_t>(n) * 4,
+                                      cudaMemcpyHostToDevice, stream_.get()));
       MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // before `host` goes
     }
     for (int a = 0; a < 3; ++a) {
@@ -93,7 +92,7 @@ class CudaAcousticTti final : public Propagator {
       const Box3 box = p_.grid.box();
       if (centre_weights && !box.empty()) {
         fill_centre_weights<<<dim3(ceil_div(box.n.k, 128), box.n.j, box.n.i), 128>>>(
-            step_args(), box, static_view(kTtiKappaPerp).origin, static_view(kTtiKappaAxis).origin);
+            step_args(), box, view(kappa_perp_).origin, view(kappa_axis_).origin);
         MM_CUDA_CHECK_LAUNCH("fill_centre_weights");
       }
     }
@@ -228,9 +227,6 @@ class CudaAcousticTti final : public Propagator {
 
  private:
   View3<float> view(const DeviceBuffer<float>& b) const { return layout_.view(b.data()); }
-  /// Static array a (TtiStaticArray) of statics_.
-  float* static_array(int a) const { return statics_.data() + a * layout_.elements(); }
-  View3<float> static_view(int a) const { return layout_.view(static_array(a)); }
 
   /// What a step's kernels read: p, q of level n, p_next, q_next holding level n - 1.
   TtiStepArgs step_args() const {
@@ -241,15 +237,15 @@ class CudaAcousticTti final : public Propagator {
     g.q_next = view(q0_);
     g.aux_p = view(aux_p_);
     g.aux_q = view(aux_q_);
-    g.v2dt2 = static_view(kTtiV2dt2);
-    g.b = static_view(kTtiB);
-    g.nx = static_view(kTtiNx);
-    g.ny = static_view(kTtiNy);
-    g.nz = static_view(kTtiNz);
-    g.inv_a = static_view(kTtiInvA);
-    if (arrays_ - kFieldArrays == kTtiStaticArrays) {  // else the views stay empty: the family must not read them
-      g.kappa_perp = static_view(kTtiKappaPerp);
-      g.kappa_axis = static_view(kTtiKappaAxis);
+    g.v2dt2 = view(v2dt2_);
+    g.b = view(b_);
+    g.nx = view(nx_);
+    g.ny = view(ny_);
+    g.nz = view(nz_);
+    g.inv_a = view(inv_a_);
+    if (kappa_perp_.data() != nullptr) {  // else the views stay empty: the family must not read them
+      g.kappa_perp = view(kappa_perp_);
+      g.kappa_axis = view(kappa_axis_);
     }
     for (int a = 0; a < 3; ++a) {
       g.eta[a] = eta_[a].data();
@@ -279,8 +275,8 @@ class CudaAcousticTti final : public Propagator {
                         " free: use a smaller grid or more ranks (mpirun -np N)");
   }
 
-  void upload_dense(const View3<float>& dst, const float* src) {
-    cuda::upload_dense(dst, p_.grid.shape, src, stream_.get());
+  void upload_dense(DeviceBuffer<float>& dst, const float* src) {
+    cuda::upload_dense(view(dst), p_.grid.shape, src, stream_.get());
   }
 
   /// A distributed step, the exchange hidden behind the interior: the shell (own points within the
@@ -363,9 +359,8 @@ class CudaAcousticTti final : public Propagator {
   ShellSplit split_;  // the shell and interior of a distributed step (fixed by the halo faces)
   Stream stream_, halo_stream_ = Stream::high_priority();
   Event step_start_, halos_done_;  // ordering between the compute and the halo stream
-  DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_;
-  DeviceBuffer<float> statics_;  // the static arrays, one after another (TtiStaticArray)
-  DeviceBuffer<float> eta_[3];
+  DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, kappa_perp_, kappa_axis_,
+      eta_[3];
   DeviceBuffer<unsigned> scratch_;
   Box3 inner_;
   DeviceReceivers receivers_;

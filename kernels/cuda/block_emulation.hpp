@@ -25,13 +25,12 @@
 
 namespace minimod::kernels::cuda {
 
-/// The host counterpart of a CUtensorMap: fp32, three dimensions (k fastest), a box (bx, by, bz),
-/// or four with a stack of equally spaced arrays as the fourth (of_stack).
+/// The host counterpart of a CUtensorMap: fp32, three dimensions (k fastest), a box (bx, by, 1).
 struct HostTensorMap {
-  const float* corner = nullptr;  // element (0, 0, 0, 0) of the tensor
-  std::int64_t dim[4] = {0, 0, 0, 1};  // extents, k fastest
-  std::int64_t stride[3] = {};    // elements between j rows, i planes and arrays
-  int box[4] = {1, 1, 1, 1};
+  const float* corner = nullptr;  // element (0, 0, 0) of the tensor
+  std::int64_t dim[3] = {};       // extents, k fastest
+  std::int64_t stride[2] = {};    // elements between j rows and between i planes
+  int box[3] = {1, 1, 1};
 
   /// Over a view's whole allocation, as semi_tma's tensor_map builds the device one.
   template <class T>
@@ -48,17 +47,7 @@ struct HostTensorMap {
     m.box[2] = bz;
     return m;
   }
-  /// Over `arrays` arrays of v's layout, each `array_stride` elements after the one before.
-  template <class T>
-  static HostTensorMap of_stack(const physics::View3<T>& v, int arrays, std::int64_t array_stride, int bx, int by,
-                                int bz = 1) {
-    HostTensorMap m = of(v, bx, by, bz);
-    m.dim[3] = arrays;
-    m.stride[2] = array_stride;
-    m.box[3] = arrays;
-    return m;
-  }
-  int bytes() const { return box[0] * box[1] * box[2] * box[3] * 4; }
+  int bytes() const { return box[0] * box[1] * box[2] * 4; }
 };
 
 /// State shared by the threads of one emulated block.
@@ -181,21 +170,15 @@ struct HostBlock {
   /// instruction" at the copy, a layer kernel tried on 2026-11-24,
   /// bench/results/2026-11-24-h100-session10.md §1).
   void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar) const {
-    copy_4d(dst, m, c0, c1, c2, 0, bar);
-  }
-  void copy_4d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, int c3, std::uint64_t* bar) const {
     if (c0 % 4 != 0) throw std::logic_error("tensor copy: box rows start off a 16-B boundary (k " + std::to_string(c0) + ")");
     float* out = static_cast<float*>(dst);
-    for (int w = 0; w < m.box[3]; ++w)
-      for (int z = 0; z < m.box[2]; ++z)
-        for (int y = 0; y < m.box[1]; ++y)
-          for (int x = 0; x < m.box[0]; ++x) {
-            const std::int64_t a = c0 + x, b = c1 + y, c = c2 + z, d = c3 + w;
-            const bool inside = a >= 0 && a < m.dim[0] && b >= 0 && b < m.dim[1] && c >= 0 && c < m.dim[2] &&
-                                d >= 0 && d < m.dim[3];
-            *out++ = inside ? m.corner[d * m.stride[2] + c * m.stride[1] + b * m.stride[0] + a]
-                            : 0.0f;  // zero fill outside
-          }
+    for (int z = 0; z < m.box[2]; ++z)
+      for (int y = 0; y < m.box[1]; ++y)
+        for (int x = 0; x < m.box[0]; ++x) {
+          const std::int64_t a = c0 + x, b = c1 + y, c = c2 + z;
+          const bool inside = a >= 0 && a < m.dim[0] && b >= 0 && b < m.dim[1] && c >= 0 && c < m.dim[2];
+          *out++ = inside ? m.corner[c * m.stride[1] + b * m.stride[0] + a] : 0.0f;  // zero fill outside
+        }
     state->landed(bar, m.bytes());
   }
   void wait(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }

@@ -8,7 +8,6 @@
 //   blk.expect_bytes(bar, bytes)             arrive once and announce `bytes` of copies
 //   blk.arrive(bar)                          arrive once (this thread)
 //   blk.copy_3d(dst, map, c0, c1, c2, bar)   a tensor-map box into shared memory, completing on bar
-//   blk.copy_4d(dst, map, c0, c1, c2, c3, bar)  the same over a stack of arrays
 //   blk.wait(bar, parity)                    until the phase of that parity has completed (traps
 //                                            rather than hang when it never does)
 // DeviceBlock maps them to CUDA (sm_90: mbarrier and cp.async.bulk.tensor, TMA).
@@ -66,15 +65,6 @@ struct DeviceBlock {
         "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], "
         "[%5];" ::"r"(smem_address(dst)),
         "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(smem_address(bar))
-        : "memory");
-  }
-  /// The same with a fourth coordinate (a stack of arrays, tensor_map_stack).
-  __device__ __forceinline__ void copy_4d(void* dst, const CUtensorMap& map, int c0, int c1, int c2, int c3,
-                                          std::uint64_t* bar) const {
-    asm volatile(
-        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
-        "%5}], [%6];" ::"r"(smem_address(dst)),
-        "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_address(bar))
         : "memory");
   }
   /// Returns whether the phase of that parity has completed (mbarrier.try_wait suspends the

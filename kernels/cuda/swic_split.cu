@@ -382,13 +382,9 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
 // less (bench/results/2026-11-24-h100-session6.md §2, §7). The products, the queue and the sums
 // are swic_split's.
 
-/// The arrays of a halo slot (boxes of SX x SY points) and of an output slot (TX x TY). The static
-/// arrays lie in one allocation (TtiStaticArray), so the medium of the halo slot is one box of
-/// four arrays and the output slot's statics one box of eight: 8 boxes a plane instead of 18.
-constexpr int kHaloArrays = 6;  // nx, ny, nz, inv_a (one box), p, q
-constexpr int kHaloMedium = 4;
-/// The output slot in order: p, q, the eight static arrays in TtiStaticArray's order, p_next, q_next.
-enum OwnArray { kOwnP, kOwnQ, kOwnStatic, kOwnPNext = kOwnStatic + kTtiStaticArrays, kOwnQNext, kOwnArrays };
+/// The arrays of a halo slot (boxes of SX x SY points) and of an output slot (TX x TY).
+constexpr int kHaloArrays = 6;  // nx, ny, nz, inv_a, p, q
+constexpr int kOwnArrays = 12;  // p, q, nx, ny, nz, inv_a, kappa_perp, kappa_axis, b, v2dt2, p_next, q_next
 /// What the layer's damped update reads besides the output slot, copied after it into the same
 /// slot only for the output planes where the tile meets the layer: aux_p, aux_q at the tile's
 /// points, and p, q around them (planes o - 1 .. o + 1, the tile grown by 1 in j and by R in k,
@@ -399,10 +395,8 @@ constexpr int kLayerAroundArrays = 2;  // p, q
 /// The tensor maps of one launch (Map: CUtensorMap, or HostTensorMap in the emulation).
 template <class Map>
 struct SplitMaps {
-  Map halo_medium;   // nx, ny, nz, inv_a: a stack of four
-  Map halo_field[2];  // p, q
-  Map own_field[4];   // p, q, p_next, q_next
-  Map own_static;     // the eight static arrays: a stack
+  Map halo[kHaloArrays];
+  Map own[kOwnArrays];
   Map layer_own[kLayerOwnArrays];
   Map around[kLayerAroundArrays];
 };
@@ -442,16 +436,23 @@ struct BoxOrigin {
   int k0, j0;
 };
 
+/// Issued by thread 0: the boxes of `maps` (N arrays, `box_bytes` each) at coordinates (k, j, i)
+/// into `slot`, one after another, completing on `bar`.
+#pragma nv_exec_check_disable
+template <int N, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void issue_boxes(const Block& blk, const Map (&maps)[N], int box_bytes, int k, int j,
+                                                int i, unsigned char* slot, std::uint64_t* bar) {
+  blk.expect_bytes(bar, N * box_bytes);
+  for (int a = 0; a < N; ++a) blk.copy_3d(slot + a * box_bytes, maps[a], k, j, i, bar);
+}
+
 /// Plane P's halo boxes (the tile and its halo) into the halo slot.
 #pragma nv_exec_check_disable
 template <int TX, int TY, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps<Map>& maps, int P,
                                                const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  constexpr int kBytes = TensorSlots<TX, TY>::kHaloBytes;
-  const int k = at.k0 - R - at.corner.k, j = at.j0 - R - at.corner.j, i = P - at.corner.i;
-  blk.expect_bytes(bar, kHaloArrays * kBytes);
-  blk.copy_4d(slot, maps.halo_medium, k, j, i, 0, bar);
-  for (int a = 0; a < 2; ++a) blk.copy_3d(slot + (kHaloMedium + a) * kBytes, maps.halo_field[a], k, j, i, bar);
+  issue_boxes(blk, maps.halo, TensorSlots<TX, TY>::kHaloBytes, at.k0 - R - at.corner.k, at.j0 - R - at.corner.j,
+              P - at.corner.i, slot, bar);
 }
 
 /// Output o's boxes (the tile's own points) into the output slot, and the layer's after them when
@@ -463,9 +464,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
   using L = TensorSlots<TX, TY>;
   const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
   blk.expect_bytes(bar, kOwnArrays * L::kOwnBytes + (layer ? L::kLayerBytes : 0));
-  constexpr int kAt[4] = {kOwnP, kOwnQ, kOwnPNext, kOwnQNext};
-  for (int a = 0; a < 4; ++a) blk.copy_3d(slot + kAt[a] * L::kOwnBytes, maps.own_field[a], k, j, i, bar);
-  blk.copy_4d(slot + kOwnStatic * L::kOwnBytes, maps.own_static, k, j, i, 0, bar);
+  for (int a = 0; a < kOwnArrays; ++a) blk.copy_3d(slot + a * L::kOwnBytes, maps.own[a], k, j, i, bar);
   if (!layer) return;
   unsigned char* const s = slot + L::kOwnSlot;
   for (int a = 0; a < kLayerOwnArrays; ++a) blk.copy_3d(s + a * L::kOwnBytes, maps.layer_own[a], k, j, i, bar);
@@ -566,17 +565,15 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     if (completes && writes) {
       const float* x = reinterpret_cast<const float*>(own_slot) + ty * TX + tx;  // array a at x[a * kOwnPoints]
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
-      const auto st = [&in](int a) { return in(kOwnStatic + a); };
-      const RawPoint ro{{st(kTtiNx), st(kTtiNy), st(kTtiNz), st(kTtiInvA)}, in(kOwnP), in(kOwnQ)};
-      const float v2 = st(kTtiV2dt2), b = st(kTtiB);
-      const physics::TtiRhs r = output_rhs(Q[0], ro, {st(kTtiKappaPerp), st(kTtiKappaAxis)}, b);
+      const RawPoint ro{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
+      const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8));
       const std::int64_t off = g.p.offset(o, j, k);
       if (g.inner.contains(o, j, k)) {
-        g.p_next.origin[off] = physics::leapfrog(in(kOwnPNext), ro.p, v2, r.p);
-        g.q_next.origin[off] = physics::leapfrog(in(kOwnQNext), ro.q, v2, r.q);
+        g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
+        g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
       } else {  // the damped update with everything from the slot (issue_output)
         const float* lx = reinterpret_cast<const float*>(own_slot + L::kOwnSlot) + ty * TX + tx;
-        const TtiLayerPoint pt{v2, in(kOwnPNext), in(kOwnQNext), lx[0], lx[kOwnPoints], ro.m.inv_a == 1.0f && b == 0.0f};
+        const TtiLayerPoint pt{in(9), in(10), in(11), lx[0], lx[kOwnPoints], ro.m.inv_a == 1.0f && in(8) == 0.0f};
         const float* around = reinterpret_cast<const float*>(own_slot + L::kOwnSlot + kLayerOwnArrays * L::kOwnBytes) +
                               (L::kAroundY + ty + 1) * L::kAroundX + tx + R;  // point (o, j, k) of box 0
         const auto box = [around](int a) {
@@ -646,42 +643,32 @@ void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int 
   });
 }
 
-/// swic_split_tma's maps over the step's arrays, built by make(view, arrays, array stride, box x,
-/// box y, box z) (arrays 0: one array's 3D map). All arrays must share p's layout (the kernel
-/// addresses every box from p's halo corner) and the static ones lie in one allocation, equally
-/// spaced in TtiStaticArray's order, as the CUDA propagator allocates them.
+/// swic_split_tma's maps over the step's arrays, built by make(view, box x, box y). All arrays
+/// must share p's layout: the kernel addresses every box from p's halo corner.
 template <int TX, int TY, class Make>
 auto split_maps(const TtiStepArgs& g, const Make& make) {
-  using Map = decltype(make(g.p, 0, 0, 1, 1, 1));
+  using Map = decltype(make(g.p, 1, 1, 1));
   using L = TensorSlots<TX, TY>;
-  const physics::View3<const float> fields[4] = {g.p, g.q, g.p_next, g.q_next};
-  const physics::View3<const float> statics[kTtiStaticArrays] = {g.nx, g.ny,     g.nz,         g.inv_a,
-                                                                 g.b,  g.v2dt2, g.kappa_perp, g.kappa_axis};
+  const physics::View3<const float> halo[kHaloArrays] = {g.nx, g.ny, g.nz, g.inv_a, g.p, g.q};
+  const physics::View3<const float> own[kOwnArrays] = {g.p,          g.q,          g.nx, g.ny,     g.nz,     g.inv_a,
+                                                       g.kappa_perp, g.kappa_axis, g.b,  g.v2dt2, g.p_next, g.q_next};
   const physics::View3<const float> layer_own[kLayerOwnArrays] = {g.aux_p, g.aux_q};
+  SplitMaps<Map> maps;
   const auto same_layout = [&g](const physics::View3<const float>& v) {
     if (v.sx != g.p.sx || v.sy != g.p.sy || !(v.box == g.p.box))
       throw Error("swic_split_tma: the step's arrays must share one layout");
   };
-  const std::int64_t stride = g.ny.origin - g.nx.origin;
-  for (int a = 0; a < kTtiStaticArrays; ++a) {
-    same_layout(statics[a]);
-    if (statics[a].origin != g.nx.origin + a * stride)
-      throw Error("swic_split_tma: the static arrays must lie in one allocation, equally spaced (TtiStaticArray)");
-  }
-  SplitMaps<Map> maps;
-  maps.halo_medium = make(g.nx, kHaloMedium, stride, TX + 2 * R, TY + 2 * R, 1);
-  maps.own_static = make(g.nx, kTtiStaticArrays, stride, TX, TY, 1);
-  for (int a = 0; a < 2; ++a) maps.halo_field[a] = make(fields[a], 0, 0, TX + 2 * R, TY + 2 * R, 1);
-  for (int a = 0; a < 4; ++a) {
-    same_layout(fields[a]);
-    maps.own_field[a] = make(fields[a], 0, 0, TX, TY, 1);
+  for (int a = 0; a < kOwnArrays; ++a) {
+    same_layout(own[a]);
+    maps.own[a] = make(own[a], TX, TY, 1);
   }
   for (int a = 0; a < kLayerOwnArrays; ++a) {
     same_layout(layer_own[a]);
-    maps.layer_own[a] = make(layer_own[a], 0, 0, TX, TY, 1);
+    maps.layer_own[a] = make(layer_own[a], TX, TY, 1);
   }
-  maps.around[0] = make(g.p, 0, 0, L::kAroundX, L::kAroundY, L::kAroundZ);
-  maps.around[1] = make(g.q, 0, 0, L::kAroundX, L::kAroundY, L::kAroundZ);
+  for (int a = 0; a < kHaloArrays; ++a) maps.halo[a] = make(halo[a], TX + 2 * R, TY + 2 * R, 1);
+  maps.around[0] = make(g.p, L::kAroundX, L::kAroundY, L::kAroundZ);
+  maps.around[1] = make(g.q, L::kAroundX, L::kAroundY, L::kAroundZ);
   return maps;
 }
 
@@ -691,9 +678,8 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
   constexpr int bytes = tensor_smem_bytes<TX, TY>();
   ensure_smem_limit<kernel>(bytes);
   const SplitMaps<CUtensorMap> maps =
-      split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int arrays, std::int64_t stride, int bx, int by,
-                               int bz) {
-        return arrays == 0 ? tensor_map(v, bx, by, bz) : tensor_map_stack(v, arrays, stride, bx, by, bz);
+      split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by, int bz) {
+        return tensor_map(v, bx, by, bz);
       });
   const int shift = tile_row_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
@@ -703,9 +689,7 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
 template <int TX, int TY>
 void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
   const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(
-      g, [](const physics::View3<const float>& v, int arrays, std::int64_t stride, int bx, int by, int bz) {
-        return arrays == 0 ? HostTensorMap::of(v, bx, by, bz) : HostTensorMap::of_stack(v, arrays, stride, bx, by, bz);
-      });
+      g, [](const physics::View3<const float>& v, int bx, int by, int bz) { return HostTensorMap::of(v, bx, by, bz); });
   const int shift = tile_row_shift(region, g.p.box);
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),

@@ -54,31 +54,6 @@ CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by, int bz = 1) {
   return map;
 }
 
-/// A tensor map over `arrays` arrays of v's layout, each `array_stride` elements after the one
-/// before (one allocation), as a fourth dimension: a box (bx, by, bz, arrays) copies them all.
-template <class T>
-CUtensorMap tensor_map_stack(const physics::View3<T>& v, int arrays, std::int64_t array_stride, int bx, int by,
-                             int bz = 1) {
-  const physics::Index3 lo = v.box.lo;
-  const void* corner = v.ptr(lo.i, lo.j, lo.k);
-  if (reinterpret_cast<std::uintptr_t>(corner) % 16 != 0 || (v.sy * 4) % 16 != 0 || (array_stride * 4) % 16 != 0)
-    throw Error("tensor copies: a field is not 16-B aligned (allocation, row pitch or array stride)");
-  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(v.box.n.k), static_cast<cuuint64_t>(v.box.n.j),
-                              static_cast<cuuint64_t>(v.box.n.i), static_cast<cuuint64_t>(arrays)};
-  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(v.sy) * 4, static_cast<cuuint64_t>(v.sx) * 4,
-                                 static_cast<cuuint64_t>(array_stride) * 4};
-  const cuuint32_t box[4] = {static_cast<cuuint32_t>(bx), static_cast<cuuint32_t>(by), static_cast<cuuint32_t>(bz),
-                             static_cast<cuuint32_t>(arrays)};
-  const cuuint32_t unit[4] = {1, 1, 1, 1};
-  CUtensorMap map{};
-  const CUresult rc =
-      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, const_cast<void*>(corner), dims, strides, box,
-                           unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (rc != CUDA_SUCCESS) throw Error("tensor copies: cuTensorMapEncodeTiled failed (" + std::to_string(rc) + ")");
-  return map;
-}
-
 /// How far a launch's first tile starts below region.lo.k so that tiles start on 128-B boundaries
 /// of the rows (which start at the allocation's k, `alloc`, 128-B aligned): output rows then cover
 /// whole 32-B sectors (map_origin below, swic_split_tma's launches).

@@ -46,16 +46,8 @@ constexpr double kTolerance = 2e-6;
 struct HostTti {
   kernels::AcousticTtiProblem problem;
   physics::FieldLayout layout;
-  kernels::AlignedBuffer p, q, p_next, q_next, aux_p, aux_q;
-  // The static arrays in one allocation, in TtiStaticArray's order, as the CUDA propagator keeps
-  // them (swic_split_tma copies them as one box and refuses other layouts).
-  kernels::AlignedBuffer statics;
-  struct StaticArray {
-    float* ptr;
-    float* data() const { return ptr; }
-  };
-  StaticArray at(kernels::TtiStaticArray a) { return {statics.data() + a * layout.elements()}; }
-  StaticArray v2dt2, b, nx, ny, nz, inv_a, kappa_perp, kappa_axis;
+  kernels::AlignedBuffer p, q, p_next, q_next, aux_p, aux_q, v2dt2, b, nx, ny, nz, inv_a,
+      kappa_perp, kappa_axis;
   std::vector<float> eta[3];  // eta[axis][i + 1], i = -1 .. n
   Box3 inner;
 
@@ -67,16 +59,14 @@ struct HostTti {
         q_next(layout.elements()),
         aux_p(layout.elements()),
         aux_q(layout.elements()),
-        statics(kernels::kTtiStaticArrays * layout.elements()),
-        v2dt2(at(kernels::kTtiV2dt2)),
-        b(at(kernels::kTtiB)),
-        nx(at(kernels::kTtiNx)),
-        ny(at(kernels::kTtiNy)),
-        nz(at(kernels::kTtiNz)),
-        inv_a(at(kernels::kTtiInvA)),
-        kappa_perp(at(kernels::kTtiKappaPerp)),
-        kappa_axis(at(kernels::kTtiKappaAxis)) {
-    std::fill(statics.data(), statics.data() + statics.size(), 0.0f);
+        v2dt2(layout.elements()),
+        b(layout.elements()),
+        nx(layout.elements()),
+        ny(layout.elements()),
+        nz(layout.elements()),
+        inv_a(layout.elements()),
+        kappa_perp(layout.elements()),
+        kappa_axis(layout.elements()) {
     std::mt19937 rng(seed);
     std::uniform_real_distribution<double> u(0, 1);
     const double pi = 3.14159265358979323846;
