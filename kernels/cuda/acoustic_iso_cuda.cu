@@ -16,6 +16,7 @@
 #include "kernels/cuda/pml_kernel.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/resources.hpp"
+#include "kernels/cuda/step_split_events.hpp"
 #include "physics/view3.hpp"
 
 namespace minimod::kernels::cuda {
@@ -255,10 +256,7 @@ class CudaAcousticIso final : public Propagator {
     MM_CUDA_CHECK(cudaEventRecord(step_done_.get(), s0));
   }
 
-  StepSplit step_split() const override {
-    for (auto& t : split_ring_) resolve(t);
-    return split_times_;
-  }
+  StepSplit step_split() const override { return split_events_.total(); }
 
   void take_traces(std::vector<float>& out) override { receivers_.take(out, inner_stream_.get()); }
 
@@ -567,9 +565,7 @@ class CudaAcousticIso final : public Propagator {
   /// the free surfaces and the receivers see u_next.
   void exchanging_step(const std::vector<NodeWeight>& source, float amplitude, const PmlStepArgs& pa) {
     const cudaStream_t s0 = inner_stream_.get(), s1 = pml_stream_.get(), sh = halo_stream_.get();
-    SplitEvents& ev = split_ring_[split_next_];
-    resolve(ev);
-    split_next_ = (split_next_ + 1) % split_ring_.size();
+    StepSplitEvents::Step& ev = split_events_.next();
     // The shell, the packing and the exchange on the high-priority halo stream, after the last
     // step (and the CPML's psi pass); the interior on the two normal streams meanwhile.
     MM_CUDA_CHECK(cudaStreamWaitEvent(sh, cpml() ? psi_done_.get() : step_done_.get(), 0));
@@ -627,27 +623,6 @@ class CudaAcousticIso final : public Propagator {
     }
     MM_CUDA_CHECK(cudaEventRecord(ev.halo.get(), sh));
     MM_CUDA_CHECK(cudaStreamWaitEvent(s0, ev.halo.get(), 0));
-    ev.pending = true;
-  }
-
-  /// Phase events of one exchanging step, read back (once) when the ring comes round again.
-  struct SplitEvents {
-    Event start{true}, shell{true}, interior{true}, halo{true};
-    bool pending = false;
-  };
-  void resolve(SplitEvents& ev) const {
-    if (!ev.pending) return;
-    MM_CUDA_CHECK(cudaEventSynchronize(ev.halo.get()));
-    MM_CUDA_CHECK(cudaEventSynchronize(ev.interior.get()));
-    float shell = 0, interior = 0, halo = 0;
-    MM_CUDA_CHECK(cudaEventElapsedTime(&shell, ev.start.get(), ev.shell.get()));
-    MM_CUDA_CHECK(cudaEventElapsedTime(&interior, ev.start.get(), ev.interior.get()));
-    MM_CUDA_CHECK(cudaEventElapsedTime(&halo, ev.interior.get(), ev.halo.get()));
-    split_times_.shell += shell * 1e-3;
-    split_times_.interior += interior * 1e-3;
-    split_times_.exchange_exposed += std::max(0.0f, halo) * 1e-3;
-    ++split_times_.steps;
-    ev.pending = false;
   }
 
   void check_fits(std::int64_t need) const {
@@ -690,9 +665,7 @@ class CudaAcousticIso final : public Propagator {
     Event* gathered;
   };
   std::vector<PendingRead> pending_reads_;  // snapshot gathers the next writer must wait for
-  mutable std::vector<SplitEvents> split_ring_ = std::vector<SplitEvents>(64);
-  size_t split_next_ = 0;
-  mutable StepSplit split_times_;
+  StepSplitEvents split_events_;  // the timing split of exchanging steps
   struct SnapshotSlot {
     PinnedBuffer<float> host;
     DeviceBuffer<float> device;

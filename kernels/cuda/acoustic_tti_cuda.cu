@@ -19,6 +19,7 @@
 #include "kernels/cuda/field_kernels.cuh"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/resources.hpp"
+#include "kernels/cuda/step_split_events.hpp"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/error.hpp"
@@ -139,6 +140,8 @@ class CudaAcousticTti final : public Propagator {
   }
 
   void take_traces(std::vector<float>& out) override { receivers_.take(out, stream_.get()); }
+
+  StepSplit step_split() const override { return split_events_.total(); }
 
   double timed_steps(int first, int steps, const std::vector<NodeWeight>& source,
                      float (*amplitude)(int, const void*), const void* ctx) override {
@@ -288,21 +291,25 @@ class CudaAcousticTti final : public Propagator {
   /// a one-rank step.
   void overlapped_step(const TtiStepArgs& g, const std::vector<NodeWeight>& source, float amplitude) {
     const cudaStream_t s = stream_.get(), sh = halo_stream_.get();
+    StepSplitEvents::Step& ev = split_events_.next();
     MM_CUDA_CHECK(cudaEventRecord(step_start_.get(), s));  // the last step (free surfaces) is done
     MM_CUDA_CHECK(cudaStreamWaitEvent(sh, step_start_.get(), 0));
+    MM_CUDA_CHECK(cudaEventRecord(ev.start.get(), sh));
     for (const auto& b : split_.shell) {
       family_->launch_tti(g, b, tile_, sh);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
       inject_sources(g.p_next, source, b, amplitude, sh);
     }
+    MM_CUDA_CHECK(cudaEventRecord(ev.shell.get(), sh));
     if (!split_.interior.empty()) {
       family_->launch_tti(g, split_.interior, tile_, s);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
       inject_sources(g.p_next, source, split_.interior, amplitude, s);
     }
+    MM_CUDA_CHECK(cudaEventRecord(ev.interior.get(), s));
     exchange_halos(sh);
-    MM_CUDA_CHECK(cudaEventRecord(halos_done_.get(), sh));
-    MM_CUDA_CHECK(cudaStreamWaitEvent(s, halos_done_.get(), 0));
+    MM_CUDA_CHECK(cudaEventRecord(ev.halo.get(), sh));
+    MM_CUDA_CHECK(cudaStreamWaitEvent(s, ev.halo.get(), 0));
   }
 
   /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per
@@ -358,7 +365,8 @@ class CudaAcousticTti final : public Propagator {
   int arrays_;  // device arrays of the grid's size: kArrays, + 2 with the centre weights
   ShellSplit split_;  // the shell and interior of a distributed step (fixed by the halo faces)
   Stream stream_, halo_stream_ = Stream::high_priority();
-  Event step_start_, halos_done_;  // ordering between the compute and the halo stream
+  Event step_start_;  // ordering between the compute and the halo stream
+  StepSplitEvents split_events_;  // the timing split of exchanging steps
   DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, kappa_perp_, kappa_axis_,
       eta_[3];
   DeviceBuffer<unsigned> scratch_;
