@@ -153,7 +153,7 @@ TEST(PmlStreamEmulation, ReadsUPrevFromItsOwnArray) {
 }
 
 TEST(PmlStreamEmulation, InnerColumnsGivenToTheLayerTakeThePlainLeapfrog) {
-  // As a two-step family's pairs pass them (acoustic_iso_cuda.cu, pair_split): the z faces grown
+  // As a two-step family's pairs pass them (acoustic_iso_cuda.cu, line_split): the z faces grown
   // into the inner box by a few columns, which are inner points (PmlStepArgs::undamped).
   std::vector<Box3> slabs = minimod_slabs(kGrid, kInner);
   slabs[4].n.k += 2;  // z-: two inner columns
