@@ -1,4 +1,5 @@
-// Helpers shared by the GPU and MPI tests: random valid problems and fields, whole-field reads.
+// Helpers shared by the GPU and MPI tests: random valid problems (isotropic, TTI) and fields,
+// whole-field reads.
 #pragma once
 #include <array>
 #include <random>
@@ -6,7 +7,9 @@
 #include <vector>
 
 #include "kernels/propagator.hpp"
+#include "kernels/tti_propagator.hpp"
 #include "physics/cfl.hpp"
+#include "physics/tti.hpp"
 
 namespace minimod::testing {
 
@@ -45,6 +48,40 @@ inline kernels::AcousticIsoProblem random_problem(unsigned seed, Index3 n, bool 
     const float vdt = static_cast<float>(v(rng) * dt);
     x = vdt * vdt;
   }
+  kernels::finish_problem(p);
+  return p;
+}
+
+/// A random smooth TTI model (vp, eps >= delta, tilt beyond 90 degrees and azimuth all varying),
+/// Minimod's damping layer on unequal widths (none on top, a free surface, when `free_top`), half
+/// the critical time step.
+inline kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, bool free_top) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> u(0, 1);
+  kernels::AcousticTtiProblem p;
+  p.grid.shape = n;
+  p.grid.spacing = {10, 12, 8};
+  p.pml.lo = {5, 6, free_top ? 0 : 4};
+  p.pml.hi = {7, 3, 8};
+  p.free_surface[kernels::kZLo] = free_top;
+  const double dt = 0.5 * physics::tti_critical_dt(3500, p.grid.spacing, 0.3, 0.0, 0.3);
+  pml::ProfileParams pp;
+  pp.dt = dt;
+  pp.velocity = 4000;
+  p.damping = pml::make_damping_profiles(n, p.grid.spacing, p.pml, pp);
+  const double w[5] = {0.1 + 0.2 * u(rng), 0.1 + 0.2 * u(rng), 0.1 + 0.2 * u(rng), 6 * u(rng), 6 * u(rng)};
+  for (int i = 0; i < n.i; ++i)
+    for (int j = 0; j < n.j; ++j)
+      for (int k = 0; k < n.k; ++k) {
+        const double s = std::sin(w[0] * i + w[3]) * std::cos(w[1] * j + w[2] * k + w[4]);
+        const double v = 2500 + 800 * s, eps = 0.15 + 0.1 * s, delta = 0.5 * eps;
+        const float vdt = static_cast<float>(v * dt);
+        p.v2dt2.push_back(vdt * vdt);
+        p.a.push_back(static_cast<float>(1 + 2 * delta));
+        p.b.push_back(static_cast<float>(2 * (eps - delta)));
+        p.theta.push_back(static_cast<float>(1.2 + 0.8 * s));
+        p.phi.push_back(static_cast<float>(2.0 - 1.5 * s));
+      }
   kernels::finish_problem(p);
   return p;
 }

@@ -12,6 +12,7 @@
 
 #include "kernels/cuda/autotune.hpp"
 #include "kernels/cuda/field_kernels.cuh"
+#include "kernels/cuda/snapshot_copies.cuh"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/pml_kernel.hpp"
 #include "kernels/cuda/registry.hpp"
@@ -278,7 +279,7 @@ class CudaAcousticIso final : public Propagator {
 
   void write_state(const float* u_prev, const float* u) override {
     pair_pending_ = false;
-    MM_CUDA_CHECK(cudaStreamSynchronize(copy_stream_.get()));
+    snapshots_.drain();
     MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
     upload_dense(u_prev_, u_prev);
     upload_dense(u_, u);
@@ -290,7 +291,7 @@ class CudaAcousticIso final : public Propagator {
     if (box.empty()) return;
     pair_pending_ = false;
     const cudaStream_t s0 = inner_stream_.get();
-    MM_CUDA_CHECK(cudaStreamSynchronize(copy_stream_.get()));
+    snapshots_.drain();
     MM_CUDA_CHECK(cudaStreamSynchronize(s0));
     DeviceBuffer<float> dense(box.points(), "field upload");
     // On the stream that scatters: a legacy-stream cudaMemcpy from pageable memory may return
@@ -317,38 +318,16 @@ class CudaAcousticIso final : public Propagator {
     return ms * 1e-3;
   }
 
-  float* snapshot_buffer(int slot, std::int64_t count) override {
-    auto& s = slots_[slot];
-    if (s.host.size() < count) {
-      s.host = PinnedBuffer<float>(count);
-      s.device = DeviceBuffer<float>(count, "snapshot staging");
-    }
-    return s.host.data();
-  }
+  float* snapshot_buffer(int slot, std::int64_t count) override { return snapshots_.buffer(slot, count); }
 
+  /// Gathered and copied out on the copy stream after this step, beside the next one: only the
+  /// first step that writes the field waits for the gather (wait_for_snapshot_reads).
   void copy_field_async(const std::string& name, const Box3& box, const Index3& stride,
                         int slot) override {
-    const Index3 on{(box.n.i + stride.i - 1) / stride.i, (box.n.j + stride.j - 1) / stride.j,
-                    (box.n.k + stride.k - 1) / stride.k};
-    const std::int64_t count = static_cast<std::int64_t>(on.i) * on.j * on.k;
-    auto& s = slots_[slot];
-    snapshot_buffer(slot, count);
-    const cudaStream_t sc = copy_stream_.get();
-    // Gather and copy out on the copy stream, after this step and beside the next one: only the
-    // first step that writes the field waits for the gather (see wait_for_snapshot_reads).
-    const DeviceBuffer<float>& f = field(name);
-    MM_CUDA_CHECK(cudaStreamWaitEvent(sc, step_done_.get(), 0));
-    gather<<<dim3(ceil_div(on.k, 128), on.j, on.i), 128, 0, sc>>>(view(f), box, stride, on,
-                                                               s.device.data());
-    MM_CUDA_CHECK_LAUNCH("gather");
-    MM_CUDA_CHECK(cudaEventRecord(s.gathered.get(), sc));
-    pending_reads_.push_back({f.data(), &s.gathered});
-    MM_CUDA_CHECK(cudaMemcpyAsync(s.host.data(), s.device.data(), static_cast<size_t>(count) * 4,
-                                  cudaMemcpyDeviceToHost, sc));
-    MM_CUDA_CHECK(cudaEventRecord(s.copied.get(), sc));
+    snapshots_.start(view(field(name)), box, stride, slot, step_done_.get());
   }
 
-  void wait_copy(int slot) override { MM_CUDA_CHECK(cudaEventSynchronize(slots_[slot].copied.get())); }
+  void wait_copy(int slot) override { snapshots_.wait(slot); }
 
   FieldHealth health() override {
     const cudaStream_t s0 = inner_stream_.get();
@@ -407,8 +386,7 @@ class CudaAcousticIso final : public Propagator {
   /// included), no receiver samples pending.
   void reset_state() {
     pair_pending_ = false;
-    MM_CUDA_CHECK(cudaStreamSynchronize(copy_stream_.get()));
-    pending_reads_.clear();
+    snapshots_.drain();
     MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(pml_stream_.get()));
     for (auto* b : {&u_, &u_prev_, &aux_, &psi_[0], &psi_[1], &psi_[2], &zeta_[0], &zeta_[1], &zeta_[2]})
@@ -445,16 +423,7 @@ class CudaAcousticIso final : public Propagator {
   /// A snapshot gather still reading a field this step writes: every field but u (read only here)
   /// makes the writing streams wait for it.
   void wait_for_snapshot_reads() {
-    auto& v = pending_reads_;
-    for (auto it = v.begin(); it != v.end();) {
-      if (it->field == u_.data()) {
-        ++it;
-        continue;
-      }
-      for (cudaStream_t st : {inner_stream_.get(), pml_stream_.get(), halo_stream_.get()})
-        MM_CUDA_CHECK(cudaStreamWaitEvent(st, it->gathered->get(), 0));
-      it = v.erase(it);
-    }
+    snapshots_.order_writers({inner_stream_.get(), pml_stream_.get(), halo_stream_.get()}, {view(u_).origin});
   }
 
   PmlStepArgs pml_args() const {
@@ -660,19 +629,9 @@ class CudaAcousticIso final : public Propagator {
     PinnedBuffer<float> send_host, recv_host;  // host-memory transports
   };
   HaloBuffers halo_[6];
-  struct PendingRead {
-    const float* field;
-    Event* gathered;
-  };
-  std::vector<PendingRead> pending_reads_;  // snapshot gathers the next writer must wait for
   StepSplitEvents split_events_;  // the timing split of exchanging steps
-  struct SnapshotSlot {
-    PinnedBuffer<float> host;
-    DeviceBuffer<float> device;
-    Event gathered, copied;
-  };
-  Stream inner_stream_, pml_stream_, copy_stream_, halo_stream_ = Stream::high_priority();
-  SnapshotSlot slots_[kSnapshotSlots];
+  Stream inner_stream_, pml_stream_, halo_stream_ = Stream::high_priority();
+  SnapshotCopies snapshots_;  // asynchronous snapshots on a copy stream of their own
   Event pml_done_, step_done_, psi_done_;
   DeviceBuffer<float> u_, u_prev_, v2dt2_, aux_;
   DeviceBuffer<float> pair1_, pair2_;  // two-step families: u^{n+1}, u^{n+2} (allocated on first use)

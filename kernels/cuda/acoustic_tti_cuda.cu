@@ -17,6 +17,7 @@
 #include "kernels/cuda/autotune.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/field_kernels.cuh"
+#include "kernels/cuda/snapshot_copies.cuh"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/resources.hpp"
 #include "kernels/cuda/step_split_events.hpp"
@@ -123,6 +124,8 @@ class CudaAcousticTti final : public Propagator {
   void step(const std::vector<NodeWeight>& source, float amplitude) override {
     const cudaStream_t s = stream_.get();
     const TtiStepArgs g = step_args();
+    // p and q are only read; p_next, q_next (and the auxiliary fields) are written.
+    snapshots_.order_writers({s, halo_stream_.get()}, {view(p1_).origin, view(q1_).origin});
     if (transport_ != nullptr && p_.halo.any()) {
       overlapped_step(g, source, amplitude);
     } else {
@@ -140,6 +143,17 @@ class CudaAcousticTti final : public Propagator {
   }
 
   void take_traces(std::vector<float>& out) override { receivers_.take(out, stream_.get()); }
+
+  float* snapshot_buffer(int slot, std::int64_t count) override { return snapshots_.buffer(slot, count); }
+
+  /// Gathered and copied out on the copy stream after the steps queued so far, beside the next
+  /// ones: the second step after this one (which overwrites the field) waits for the gather.
+  void copy_field_async(const std::string& name, const Box3& box, const Index3& stride, int slot) override {
+    MM_CUDA_CHECK(cudaEventRecord(snapshot_ready_.get(), stream_.get()));
+    snapshots_.start(view(field(name)), box, stride, slot, snapshot_ready_.get());
+  }
+
+  void wait_copy(int slot) override { snapshots_.wait(slot); }
 
   StepSplit step_split() const override { return split_events_.total(); }
 
@@ -167,6 +181,7 @@ class CudaAcousticTti final : public Propagator {
   }
   /// Back to rest, exactly as constructed.
   void reset_state() {
+    snapshots_.drain();
     MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     for (auto* b : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_})
       MM_CUDA_CHECK(cudaMemsetAsync(b->data(), 0, static_cast<size_t>(b->bytes()), stream_.get()));
@@ -198,6 +213,7 @@ class CudaAcousticTti final : public Propagator {
   void write_field(const std::string& name, const Box3& box, const float* data) override {
     if (box.empty()) return;
     const cudaStream_t s = stream_.get();
+    snapshots_.drain();  // no snapshot still reading what this overwrites
     MM_CUDA_CHECK(cudaStreamSynchronize(s));
     DeviceBuffer<float> dense(box.points(), "field upload");
     // On the stream that scatters: a legacy-stream cudaMemcpy from pageable memory may return
@@ -366,6 +382,8 @@ class CudaAcousticTti final : public Propagator {
   ShellSplit split_;  // the shell and interior of a distributed step (fixed by the halo faces)
   Stream stream_, halo_stream_ = Stream::high_priority();
   Event step_start_;  // ordering between the compute and the halo stream
+  Event snapshot_ready_;  // the steps a snapshot copies from are done
+  SnapshotCopies snapshots_;  // asynchronous snapshots on a copy stream of their own
   StepSplitEvents split_events_;  // the timing split of exchanging steps
   DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, kappa_perp_, kappa_axis_,
       eta_[3];

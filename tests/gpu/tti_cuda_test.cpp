@@ -19,37 +19,6 @@ namespace {
 
 using physics::Index3;
 
-kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, bool free_top) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(0, 1);
-  kernels::AcousticTtiProblem p;
-  p.grid.shape = n;
-  p.grid.spacing = {10, 12, 8};
-  p.pml.lo = {5, 6, free_top ? 0 : 4};
-  p.pml.hi = {7, 3, 8};
-  p.free_surface[kernels::kZLo] = free_top;
-  const double dt = 0.5 * physics::tti_critical_dt(3500, p.grid.spacing, 0.3, 0.0, 0.3);
-  pml::ProfileParams pp;
-  pp.dt = dt;
-  pp.velocity = 4000;
-  p.damping = pml::make_damping_profiles(n, p.grid.spacing, p.pml, pp);
-  const double w[5] = {0.1 + 0.2 * u(rng), 0.1 + 0.2 * u(rng), 0.1 + 0.2 * u(rng), 6 * u(rng), 6 * u(rng)};
-  for (int i = 0; i < n.i; ++i)
-    for (int j = 0; j < n.j; ++j)
-      for (int k = 0; k < n.k; ++k) {
-        const double s = std::sin(w[0] * i + w[3]) * std::cos(w[1] * j + w[2] * k + w[4]);
-        const double v = 2500 + 800 * s, eps = 0.15 + 0.1 * s, delta = 0.5 * eps;
-        const float vdt = static_cast<float>(v * dt);
-        p.v2dt2.push_back(vdt * vdt);
-        p.a.push_back(static_cast<float>(1 + 2 * delta));
-        p.b.push_back(static_cast<float>(2 * (eps - delta)));
-        p.theta.push_back(static_cast<float>(1.2 + 0.8 * s));
-        p.phi.push_back(static_cast<float>(2.0 - 1.5 * s));
-      }
-  kernels::finish_problem(p);
-  return p;
-}
-
 /// "family:XxYxZ" for every tile of every family that implements acoustic_tti.
 std::vector<std::string> tti_kernels() {
   std::vector<std::string> out;
@@ -62,7 +31,7 @@ std::vector<std::string> tti_kernels() {
 void expect_equal_to_cpu(const std::string& kernel, const Index3& n, unsigned seed) {
   for (const bool free_top : {false, true}) {
     SCOPED_TRACE(kernel + (free_top ? " (free top)" : ""));
-    const auto problem = random_tti(seed, n, free_top);
+    const auto problem = testing::random_tti(seed, n, free_top);
     auto cpu = kernels::make_cpu_acoustic_tti(problem);
     auto gpu = kernels::make_acoustic_tti(problem, "cuda", kernel);
     const auto pts = problem.grid.points();
@@ -119,7 +88,7 @@ TEST(CudaTti, FamiliesHandleTilesLargerThanTheRegion) {
 TEST(CudaTti, AutoPicksARegisteredFamilyAndRuns) {
   if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
   ::setenv("MINIMOD_AUTOTUNE_CACHE", "", 1);  // no cache: time every candidate
-  const auto problem = random_tti(9, {40, 36, 44}, false);
+  const auto problem = testing::random_tti(9, {40, 36, 44}, false);
   auto gpu = kernels::make_acoustic_tti(problem, "cuda", "auto");
   const auto outcome = kernels::cuda::last_tuning();
   ASSERT_FALSE(outcome.table.empty());
