@@ -144,32 +144,6 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
   return m;
 }
 
-/// Anisotropy fades out across the inner half of the padding (the absorbing layer): eps and
-/// delta scale by max(0, 1 - 2 d / w), d the depth into the layer along its deepest axis, w the
-/// layer's width there. The outer half is isotropic, where the damped update keeps Minimod's
-/// auxiliary term (kernels/tti_point.hpp); eps >= delta and the delta range are kept, so the time
-/// step stays valid.
-void fade_anisotropy_in_layer(const RunPlan& plan, std::vector<float>& eps, std::vector<float>& delta) {
-  const Index3 n = plan.problem.grid.shape, m = plan.model_shape;
-#pragma omp parallel for schedule(static)
-  for (int i = 0; i < n.i; ++i)
-    for (int j = 0; j < n.j; ++j)
-      for (int k = 0; k < n.k; ++k) {
-        const int idx[3] = {i, j, k}, size[3] = {m.i, m.j, m.k};
-        double frac = 0;
-        for (int a = 0; a < 3; ++a) {
-          const int lo = plan.pad_lo[static_cast<size_t>(a)], hi = plan.pad_hi[static_cast<size_t>(a)];
-          if (idx[a] < lo) frac = std::max(frac, double(lo - idx[a]) / lo);
-          if (idx[a] >= lo + size[a]) frac = std::max(frac, double(idx[a] - (lo + size[a] - 1)) / hi);
-        }
-        if (frac == 0) continue;
-        const size_t o = (static_cast<size_t>(i) * n.j + j) * n.k + k;
-        const float keep = static_cast<float>(std::max(0.0, 1.0 - 2.0 * frac));
-        eps[o] *= keep;
-        delta[o] *= keep;
-      }
-}
-
 /// The TTI problem on the simulation grid: the model padded like vp, Minimod's damping profiles
 /// in the padding (the TTI layer, kernels/tti_propagator.hpp), receivers on p or q.
 void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
@@ -190,8 +164,7 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
   };
   t.theta = pad(m.theta);
   t.phi = pad(m.phi);
-  auto eps = pad(m.eps), delta = pad(m.delta);
-  fade_anisotropy_in_layer(plan, eps, delta);
+  auto eps = pad(m.eps), delta = pad(m.delta);  // the layer is as anisotropic as the model's edge
   t.a.resize(eps.size());
   t.b.resize(eps.size());
   for (size_t n = 0; n < eps.size(); ++n) {

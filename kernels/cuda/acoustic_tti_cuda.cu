@@ -32,7 +32,7 @@ namespace {
 constexpr int kArrays = 12;  // without the split form's centre weights (two more)
 
 /// The split form's centre weights of every grid point from the medium arrays the kernels read
-/// (physics::tti_centre), so that they match the medium exactly, faded layer included. `kappa_perp`
+/// (physics::tti_centre), so that they match the medium exactly, layer included. `kappa_perp`
 /// and `kappa_axis` are the views' origins (grid point (0, 0, 0)), like g's arrays: offsets from
 /// g.nx apply to them.
 __global__ void fill_centre_weights(TtiStepArgs g, physics::Box3 box, float* kappa_perp, float* kappa_axis) {
@@ -268,7 +268,7 @@ class CudaAcousticTti final : public Propagator {
     }
     for (int a = 0; a < 3; ++a) {
       g.eta[a] = eta_[a].data();
-      g.inv_4h2[a] = p_.inv_4h2[static_cast<size_t>(a)];
+      g.inv_2h[a] = p_.inv_2h[static_cast<size_t>(a)];
     }
     g.stencil = p_.stencil;
     g.weights = physics::make_tti_weights(p_.stencil);
