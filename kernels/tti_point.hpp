@@ -1,7 +1,7 @@
 // One grid point of the acoustic TTI step, shared by the CPU reference and the CUDA kernels: the
 // self-adjoint 73-point right-hand sides (physics/tti.hpp), leapfrog inside the inner region, and
-// Minimod's damped update in the PML slabs with its auxiliary term derived for the TTI operator
-// (tti_layer_gradients; kernels/tti_propagator.hpp).
+// Minimod's damped update in the PML slabs (its auxiliary term only where the medium is isotropic:
+// kernels/tti_propagator.hpp says why).
 #pragma once
 #include "physics/box3.hpp"
 #include "physics/tti.hpp"
@@ -25,7 +25,7 @@ struct TtiStepArgs {
   physics::View3<const float> kappa_perp, kappa_axis;
   physics::TtiWeights weights;                // the split form's weights (make_tti_weights)
   const float* eta[3];                        // eta[axis][i + 1], i = -1 .. n
-  float inv_2h[3];                            // 1 / (2 h) per axis: the layer's centred differences
+  float inv_4h2[3];
   physics::TtiStencil stencil;
   physics::Box3 inner;                        // points outside it are PML
 };
@@ -70,70 +70,47 @@ struct TtiGlobalPoint {
 /// What Minimod's damped update reads at its point besides p and q around it.
 struct TtiLayerPoint {
   float v2dt2, p_prev, q_prev, aux_p, aux_q;
-  physics::TtiMediumPoint m;  // the symmetry axis and 1 / a
-  float b;                    // 2 (eps - delta)
+  bool isotropic;  // 1 / a == 1 and b == 0: the auxiliary term applies
 };
 
-/// The damped update's results: the new p and q, and the auxiliary fields.
+/// The damped update's results: the new p and q, and the auxiliary fields (unchanged where the
+/// medium is anisotropic).
 struct TtiLayerUpdate {
   float p_next, q_next, aux_p, aux_q;
 };
 
-/// The sources of the layer's auxiliary fields: Minimod's grad(eta) . grad(u), which comes from
-/// stretching the Laplacian's coordinates, taken through the TTI operator instead. Each
-/// div(C grad f) of the right-hand sides (physics/tti.hpp) gives grad(eta) . C grad(f), so with
-/// s = p + q, C_perp = I - n n^T and C_axis = n n^T / a:
-///   p: a [grad eta . C_perp grad s + grad eta . C_axis grad p] = a perp + (grad eta . n)(n . grad p),
-///   q: b grad eta . C_perp grad s = b perp,  perp = grad eta . grad s - (grad eta . n)(n . grad s),
-/// by centred differences. For eps = delta = 0 and q = 0 this is Minimod's term (the isotropic
-/// propagator's layer); the Laplacian's term alone in an anisotropic medium made the layer grow
-/// without bound, and a sponge there reflected (docs/tti.md).
-struct TtiLayerGradients {
-  float p, q;
-};
-template <class AtP, class AtQ>
-MM_HOST_DEVICE MM_FORCE_INLINE TtiLayerGradients tti_layer_gradients(const TtiStepArgs& g, int i, int j, int k,
-                                                                     const TtiLayerPoint& pt, const AtP& at_p,
-                                                                     const AtQ& at_q) {
-  const int at[3] = {i, j, k};
-  float en = 0, es = 0, ns = 0, np = 0;
-#pragma unroll
-  for (int a = 0; a < 3; ++a) {
-    const int di = a == 0, dj = a == 1, dk = a == 2;
-    const float* eta = g.eta[a] + 1;
-    const float de = (eta[at[a] + 1] - eta[at[a] - 1]) * g.inv_2h[a];
-    const float dp = (at_p(di, dj, dk) - at_p(-di, -dj, -dk)) * g.inv_2h[a];
-    const float ds = dp + (at_q(di, dj, dk) - at_q(-di, -dj, -dk)) * g.inv_2h[a];
-    const float n = a == 0 ? pt.m.nx : a == 1 ? pt.m.ny : pt.m.nz;
-    en = fmaf(de, n, en);
-    es = fmaf(de, ds, es);
-    ns = fmaf(n, ds, ns);
-    np = fmaf(n, dp, np);
-  }
-  const float perp = es - en * ns;
-  return {perp / pt.m.inv_a + en * np, pt.b * perp};
-}
-
 /// Minimod's damped update of point (i, j, k) outside g.inner, given its right-hand sides; at_p
-/// and at_q give p and q at offsets (di, dj, dk) of at most 1 along one axis.
+/// and at_q give p and q at offsets (di, dj, dk) of at most 1 along one axis (the neighbours only
+/// where pt.isotropic).
 template <class AtP, class AtQ>
 MM_HOST_DEVICE MM_FORCE_INLINE TtiLayerUpdate tti_damped_update(const TtiStepArgs& g, int i, int j, int k,
                                                                 const TtiLayerPoint& pt, const AtP& at_p,
                                                                 const AtQ& at_q, const physics::TtiRhs& r) {
-  const float eta = g.eta[0][i + 1] + g.eta[1][j + 1] + g.eta[2][k + 1];
-  const TtiLayerGradients grad = tti_layer_gradients(g, i, j, k, pt, at_p, at_q);
+  const float* ex = g.eta[0] + 1;
+  const float* ey = g.eta[1] + 1;
+  const float* ez = g.eta[2] + 1;
+  const float eta = ex[i] + ey[j] + ez[k];
+  const auto damped = [&](const auto& at, float prev, float a0, float rhs, float& next, float& aux) {
+    next = pml::pml_u_next(prev, at(0, 0, 0), pt.v2dt2, rhs, a0, eta);
+    aux = a0;
+    if (!pt.isotropic) return;
+    const float grad = pml::pml_gradient_term(ex[i + 1], ex[i - 1], at(1, 0, 0), at(-1, 0, 0), g.inv_4h2[0]) +
+                       pml::pml_gradient_term(ey[j + 1], ey[j - 1], at(0, 1, 0), at(0, -1, 0), g.inv_4h2[1]) +
+                       pml::pml_gradient_term(ez[k + 1], ez[k - 1], at(0, 0, 1), at(0, 0, -1), g.inv_4h2[2]);
+    aux = pml::pml_aux_next(a0, eta, grad);
+  };
   TtiLayerUpdate u;
-  u.p_next = pml::pml_u_next(pt.p_prev, at_p(0, 0, 0), pt.v2dt2, r.p, pt.aux_p, eta);
-  u.q_next = pml::pml_u_next(pt.q_prev, at_q(0, 0, 0), pt.v2dt2, r.q, pt.aux_q, eta);
-  u.aux_p = pml::pml_aux_next(pt.aux_p, eta, grad.p);
-  u.aux_q = pml::pml_aux_next(pt.aux_q, eta, grad.q);
+  damped(at_p, pt.p_prev, pt.aux_p, r.p, u.p_next, u.aux_p);
+  damped(at_q, pt.q_prev, pt.aux_q, r.q, u.q_next, u.aux_q);
   return u;
 }
 
-/// Stores a damped update at layout offset o.
-MM_HOST_DEVICE MM_FORCE_INLINE void tti_store_layer(const TtiStepArgs& g, std::int64_t o, const TtiLayerUpdate& u) {
+/// Stores a damped update at layout offset o (the auxiliary fields only where they changed).
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_store_layer(const TtiStepArgs& g, std::int64_t o, const TtiLayerUpdate& u,
+                                                    bool isotropic) {
   g.p_next.origin[o] = u.p_next;
   g.q_next.origin[o] = u.q_next;
+  if (!isotropic) return;
   g.aux_p.origin[o] = u.aux_p;
   g.aux_q.origin[o] = u.aux_q;
 }
@@ -155,15 +132,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_update_from_rhs(const TtiStepArgs& g, in
     tti_leapfrog(g, o, r);
     return;
   }
-  const TtiLayerPoint pt{load(g.v2dt2.origin + o),
-                         g.p_next.origin[o],
-                         g.q_next.origin[o],
-                         g.aux_p.origin[o],
-                         g.aux_q.origin[o],
-                         {load(g.nx.origin + o), load(g.ny.origin + o), load(g.nz.origin + o), load(g.inv_a.origin + o)},
-                         load(g.b.origin + o)};
+  const TtiLayerPoint pt{load(g.v2dt2.origin + o), g.p_next.origin[o], g.q_next.origin[o], g.aux_p.origin[o],
+                         g.aux_q.origin[o], load(g.inv_a.origin + o) == 1.0f && load(g.b.origin + o) == 0.0f};
   const TtiGlobalField at_p{g.p.origin + o, g.p.sx, g.p.sy}, at_q{g.q.origin + o, g.p.sx, g.p.sy};
-  tti_store_layer(g, o, tti_damped_update(g, i, j, k, pt, at_p, at_q, r));
+  tti_store_layer(g, o, tti_damped_update(g, i, j, k, pt, at_p, at_q, r), pt.isotropic);
 }
 
 /// The split form's centre weights of point o from the medium arrays around it (halo filled).

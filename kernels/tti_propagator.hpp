@@ -1,11 +1,13 @@
 // The acoustic TTI problem in plain numbers (DESIGN.md §3; formulas in physics/tti.hpp) and its CPU
-// reference propagator. Absorbing layer: Minimod's damped equation on both fields in the PML slabs,
-// its auxiliary term derived for the TTI operator (grad eta . C grad f for each div(C grad f) of
-// the right-hand sides: kernels/tti_point.hpp, tti_layer_gradients), which is Minimod's own where
-// the medium is isotropic. Measured (docs/tti.md): with the Laplacian's term in anisotropic cells
+// reference propagator. Absorbing layer: Minimod's damped equation on both fields in the PML slabs;
+// its auxiliary term (derived for the Laplacian) is applied only where the medium is isotropic
+// (eps = delta = 0, where the propagator equals the isotropic one exactly), elsewhere the layer
+// is a plain damping sponge. The layer is as anisotropic as the model's edge (app/plan.cpp pads
+// it with the edge's values). Measured (docs/tti.md): with the auxiliary term in anisotropic cells
 // the layer grew without bound (|p| 50x the direct wave within 300 steps, VTI eps 0.24, delta
-// 0.08); as a sponge there (with eps and delta faded to 0 across the layer) it reflected 12x more
-// than the isotropic layer and grew without bound at eps 0.3, delta 0.05.
+// 0.08); with a term derived for the TTI operator (grad eta . C grad f) it reflected 6x less but
+// grew on random smooth models; with the anisotropy faded out across the layer (so that its outer
+// part took Minimod's term) it grew without bound at eps 0.3, delta 0.05.
 // The operator is the self-adjoint form of physics/tti.hpp: the pointwise n n^T : Hessian form grew
 // exponentially where the tilt varies (x25 per 1000 steps, tilt varying over ~200 points).
 #pragma once
@@ -33,7 +35,7 @@ struct AcousticTtiProblem {
   std::array<bool, 6> free_surface{};
   bool record_q = false;  // receivers sample q instead of p
   physics::TtiStencil stencil{};
-  std::array<float, 3> inv_2h{};  // 1 / (2 h) per axis, for the layer's auxiliary terms
+  std::array<float, 3> inv_4h2{};
   /// The regions to update (inner first; points outside the inner box take the damped update).
   /// Empty: make_regions(grid.shape, pml). A distributed run's subdomain holds the global regions
   /// clipped to its box (mpi/subdomain.hpp); its damping profiles are the global ones sliced.
@@ -49,7 +51,7 @@ std::vector<pml::Region> problem_regions(const AcousticTtiProblem& problem);
 /// The box theta, phi and a cover: the grid grown by the stencil radius on every side.
 physics::Box3 medium_box(const physics::Grid& grid);
 
-/// Fill the derived numbers (stencil weights, inv_2h) from the grid spacing, and extend
+/// Fill the derived numbers (stencil weights, inv_4h2) from the grid spacing, and extend
 /// grid-sized theta, phi, a to medium_box(). Throws std::invalid_argument on other sizes.
 void finish_problem(AcousticTtiProblem& problem);
 

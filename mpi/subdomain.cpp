@@ -42,6 +42,7 @@ void cut_common(const Problem& g, const Box3& box, const kernels::HaloFaces& hal
     p.free_surface[static_cast<size_t>(f)] = g.free_surface[static_cast<size_t>(f)] && on_boundary &&
                                              !halo.neighbour[static_cast<size_t>(f)];
   }
+  p.inv_4h2 = g.inv_4h2;
   p.regions.clear();
   for (const auto& r : kernels::problem_regions(g)) {
     Box3 b = physics::intersect(r.box, box);
@@ -66,7 +67,6 @@ kernels::AcousticIsoProblem subdomain_problem(const kernels::AcousticIsoProblem&
     p.cpml.b[a] = slice(g.cpml.b[a], box.lo[a], box.n[a]);
   }
   p.v2dt2 = cut(g.v2dt2, g.grid.shape, box);
-  p.inv_4h2 = g.inv_4h2;
   p.laplacian = g.laplacian;
   p.derivatives = g.derivatives;
   return p;
@@ -95,7 +95,6 @@ kernels::AcousticTtiProblem subdomain_problem(const kernels::AcousticTtiProblem&
   p.a = cut(g.a, gm.n, from);
   p.record_q = g.record_q;
   p.stencil = g.stencil;
-  p.inv_2h = g.inv_2h;
   return p;
 }
 

@@ -37,7 +37,7 @@ physics::Box3 medium_box(const physics::Grid& grid) {
 void finish_problem(AcousticTtiProblem& p) {
   p.stencil = physics::make_tti_stencil(p.grid.spacing);
   for (int a = 0; a < 3; ++a)
-    p.inv_2h[static_cast<size_t>(a)] = static_cast<float>(1.0 / (2.0 * p.grid.spacing[a]));
+    p.inv_4h2[static_cast<size_t>(a)] = static_cast<float>(1.0 / (4.0 * p.grid.spacing[a] * p.grid.spacing[a]));
   const Index3 n = p.grid.shape;
   const physics::Box3 m = medium_box(p.grid);
   const auto grid_points = static_cast<size_t>(p.grid.points());
@@ -284,7 +284,7 @@ class CpuAcousticTti final : public Propagator {
     g.inv_a = view(inv_a_);
     for (int a = 0; a < 3; ++a) {
       g.eta[a] = p_.damping.eta[a].data();
-      g.inv_2h[a] = p_.inv_2h[static_cast<size_t>(a)];
+      g.inv_4h2[a] = p_.inv_4h2[static_cast<size_t>(a)];
     }
     g.stencil = p_.stencil;
     g.inner = inner_;

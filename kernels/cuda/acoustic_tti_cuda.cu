@@ -268,7 +268,7 @@ class CudaAcousticTti final : public Propagator {
     }
     for (int a = 0; a < 3; ++a) {
       g.eta[a] = eta_[a].data();
-      g.inv_2h[a] = p_.inv_2h[static_cast<size_t>(a)];
+      g.inv_4h2[a] = p_.inv_4h2[static_cast<size_t>(a)];
     }
     g.stencil = p_.stencil;
     g.weights = physics::make_tti_weights(p_.stencil);

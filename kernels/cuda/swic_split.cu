@@ -388,7 +388,7 @@ constexpr int kOwnArrays = 12;  // p, q, nx, ny, nz, inv_a, kappa_perp, kappa_ax
 /// What the layer's damped update reads besides the output slot, copied after it into the same
 /// slot only for the output planes where the tile meets the layer: aux_p, aux_q at the tile's
 /// points, and p, q around them (planes o - 1 .. o + 1, the tile grown by 1 in j and by R in k,
-/// since a box row must start on a 16-B boundary) for the auxiliary terms' gradients.
+/// since a box row must start on a 16-B boundary) for the isotropic points' gradient.
 constexpr int kLayerOwnArrays = 2;     // aux_p, aux_q
 constexpr int kLayerAroundArrays = 2;  // p, q
 
@@ -573,14 +573,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
         g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
       } else {  // the damped update with everything from the slot (issue_output)
         const float* lx = reinterpret_cast<const float*>(own_slot + L::kOwnSlot) + ty * TX + tx;
-        const TtiLayerPoint pt{in(9), in(10), in(11), lx[0], lx[kOwnPoints], ro.m, in(8)};
+        const TtiLayerPoint pt{in(9), in(10), in(11), lx[0], lx[kOwnPoints], ro.m.inv_a == 1.0f && in(8) == 0.0f};
         const float* around = reinterpret_cast<const float*>(own_slot + L::kOwnSlot + kLayerOwnArrays * L::kOwnBytes) +
                               (L::kAroundY + ty + 1) * L::kAroundX + tx + R;  // point (o, j, k) of box 0
         const auto box = [around](int a) {
           const float* f = around + a * (L::kAroundPlace / 4);
           return [f](int di, int dj, int dk) { return f[(di * L::kAroundY + dj) * L::kAroundX + dk]; };
         };
-        tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, box(0), box(1), r));
+        tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, box(0), box(1), r), pt.isotropic);
       }
     }
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot

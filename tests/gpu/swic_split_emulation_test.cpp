@@ -80,7 +80,7 @@ struct HostTti {
     // -1/560) shows against the round-off (see kTolerance).
     const double dt = physics::tti_critical_dt(3500, pr.grid.spacing, 0.4, -0.1, 0.2);
     // Independent per point: tilt (beyond 90 degrees too), azimuth, delta, eps >= delta, and a
-    // quarter of the points isotropic (a = 1, b = 0).
+    // quarter of the points isotropic (a = 1, b = 0), where the layer's auxiliary term applies.
     for (int i = 0; i < n.i; ++i)
       for (int j = 0; j < n.j; ++j)
         for (int k = 0; k < n.k; ++k) {
@@ -147,7 +147,7 @@ struct HostTti {
     g.weights = physics::make_tti_weights(problem.stencil);
     for (int a = 0; a < 3; ++a) {
       g.eta[a] = eta[a].data();
-      g.inv_2h[a] = problem.inv_2h[static_cast<size_t>(a)];
+      g.inv_4h2[a] = problem.inv_4h2[static_cast<size_t>(a)];
     }
     g.stencil = problem.stencil;
     g.inner = inner;
