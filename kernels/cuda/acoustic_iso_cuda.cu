@@ -12,11 +12,11 @@
 
 #include "kernels/cuda/autotune.hpp"
 #include "kernels/cuda/field_kernels.cuh"
-#include "kernels/cuda/snapshot_copies.cuh"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/pml_kernel.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/resources.hpp"
+#include "kernels/cuda/snapshot_copies.cuh"
 #include "kernels/cuda/step_split_events.hpp"
 #include "physics/view3.hpp"
 
