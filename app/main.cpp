@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -193,6 +194,14 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
                exposed_ms = per_step_ms(split.exchange_exposed), output_ms = per_step_ms(r.output_seconds),
                step_ms = per_step_ms(r.seconds);
   if (!root) return 0;
+  if (r.growth_after_source > app::kGrowthWarning) {
+    std::ostringstream w;
+    w.precision(3);
+    w << "the wavefield grew to " << r.growth_after_source
+      << " times its size when the source ended: the run is probably unstable (absorbing layer or "
+         "time step), and its results wrong";
+    log::warn(w.str());
+  }
 
   out->write_receivers(plan.receiver_positions);
   out->write_seismogram(config.output.record, r.seismogram, plan.receiver_count(), r.samples,
@@ -219,12 +228,12 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   std::printf("summary propagator=%s backend=%s kernel=%s shape=%dx%dx%d ranks=%d decomposition=%s "
               "transport=%s steps=%d seconds=%.3f gpts_per_s=%.3f step_ms=%.4f interior_ms=%.4f "
               "shell_ms=%.4f exchange_exposed_ms=%.4f output_ms=%.4f snapshot_wait_s=%.3f "
-              "snapshot_flush_s=%.3f output=%s\n",
+              "snapshot_flush_s=%.3f growth_after_source=%.3g output=%s\n",
               config.propagator.c_str(), prop->backend().c_str(), prop->kernel().c_str(), g.i, g.j,
               g.k, session.size(), decomposition.dims_string().c_str(),
               dist ? dist->transport().c_str() : "none", plan.steps, r.seconds, r.gpts_per_s, step_ms,
               interior_ms, shell_ms, exposed_ms, output_ms, r.snapshot_wait_seconds,
-              r.snapshot_flush_seconds, config.output.file.c_str());
+              r.snapshot_flush_seconds, r.growth_after_source, config.output.file.c_str());
   return 0;
 }
 

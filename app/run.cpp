@@ -1,5 +1,6 @@
 #include "app/run.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <memory>
@@ -15,7 +16,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-void check_health(const RunPlan& plan, kernels::Propagator& prop, int step) {
+kernels::FieldHealth check_health(const RunPlan& plan, kernels::Propagator& prop, int step) {
   const auto h = prop.health();
   // A field this large means the scheme went unstable long before it overflows.
   constexpr float kBlowUp = 1e20f;
@@ -29,6 +30,7 @@ void check_health(const RunPlan& plan, kernels::Propagator& prop, int step) {
       << ") m. Check time.dt, the model's velocities and the source amplitude.";
     throw InstabilityError(s.str());
   }
+  return h;
 }
 
 }  // namespace
@@ -76,6 +78,8 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
   };
 
   const double points = static_cast<double>(plan.problem.grid.points());
+  const double source_end = physics::wavelet_extent(plan.wavelet);
+  double settled = 0;  // max |field| at the first health check after the wavelet ended
   const auto start = Clock::now();
   auto last_report = start;
   for (int n = 0; n < plan.steps; ++n) {
@@ -92,8 +96,13 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
       prop.copy_field_async("u", plan.snapshot_box, plan.snapshot_stride, 0);
     }
     result.output_seconds += std::chrono::duration<double>(Clock::now() - output_start).count();
-    if ((opt.health_every > 0 && done % opt.health_every == 0) || done == plan.steps)
-      check_health(plan, prop, done);
+    if ((opt.health_every > 0 && done % opt.health_every == 0) || done == plan.steps) {
+      const double size = check_health(plan, prop, done).max_abs;
+      if (done * plan.dt >= source_end) {
+        if (settled == 0) settled = size;
+        else result.growth_after_source = std::max(result.growth_after_source, size / settled);
+      }
+    }
     const auto now = Clock::now();
     if (opt.progress_seconds > 0 &&
         std::chrono::duration<double>(now - last_report).count() >= opt.progress_seconds) {

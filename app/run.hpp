@@ -20,7 +20,15 @@ struct RunResult {
   double snapshot_wait_seconds = 0;  // time the loop waited for the snapshot writer
   double output_seconds = 0;      // time the loop spent on receivers and snapshots (waits included)
   double snapshot_flush_seconds = 0;  // of which: writing the snapshots still queued at the end
+  /// The largest max |field| at a health check after the wavelet ended, over its value at the
+  /// first such check (0 when there was none). Without sources an absorbing medium only loses
+  /// energy: above kGrowthWarning the scheme (absorbing layer, time step) is slowly unstable
+  /// although nothing has overflowed yet.
+  double growth_after_source = 0;
 };
+
+/// growth_after_source above which a run is reported as probably unstable.
+constexpr double kGrowthWarning = 10;
 
 struct RunOptions {
   double progress_seconds = 5.0;  // progress line at most this often (stderr); <= 0: never
