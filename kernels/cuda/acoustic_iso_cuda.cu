@@ -346,14 +346,7 @@ class CudaAcousticIso final : public Propagator {
     if (!out.finite || m > 1e20f) {  // rare: find the place on the host
       std::vector<float> all(static_cast<size_t>(p_.grid.points()));
       read_field("u", p_.grid.box(), {1, 1, 1}, all.data());
-      for (size_t o = 0; o < all.size(); ++o) {
-        if (!std::isfinite(all[o]) || std::fabs(all[o]) >= m) {
-          const int k = static_cast<int>(o % n.k), j = static_cast<int>((o / n.k) % n.j),
-                    i = static_cast<int>(o / (static_cast<size_t>(n.k) * n.j));
-          out.where = {i, j, k};
-          break;
-        }
-      }
+      locate_blow_up(all, n, m, out.where);
     }
     return out;
   }
