@@ -13,6 +13,7 @@
 #include "kernels/cuda/registry.hpp"
 #include "physics/cfl.hpp"
 #include "physics/error.hpp"
+#include "blow_up_check.hpp"
 #include "random_problem.hpp"
 #include "test_support.hpp"
 
@@ -76,6 +77,15 @@ class CudaFamily : public ::testing::TestWithParam<Case> {
          << " of max|ref| (tolerance " << tol << ")";
 }
 
+
+TEST_F(CudaTest, ABlowUpIsLocated) {
+  const Index3 n{37, 29, 53}, c{20, 12, 30};
+  auto problem = random_problem(21, n, false);
+  testing::make_unstable_around(problem.v2dt2, n, c);
+  auto gpu = kernels::make_acoustic_iso(problem, "cuda", all_kernels().front().kernel);
+  gpu->write_state(random_field(1, problem.grid.points()).data(), random_field(2, problem.grid.points()).data());
+  testing::expect_blow_up_located(*gpu, c, {"u"});
+}
 
 TEST_P(CudaFamily, OneStepEqualsCpuReferenceAtEveryPoint) {
   for (int variant = 0; variant < 3; ++variant) {
