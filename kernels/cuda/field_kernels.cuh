@@ -151,10 +151,11 @@ __global__ void max_abs(View3<const float> f, Index3 n, unsigned* max_bits, unsi
 }
 
 /// Where a field that health() found broken is broken: the first point of a dense [i][j][k] copy
-/// of the grid (shape n) that is non-finite or at least `max_abs`; false when there is none.
+/// of the grid (shape n) that is non-finite or at least `max_abs` (> 0: a field of zeros and
+/// non-finite values is broken only at the latter); false when there is none.
 inline bool locate_blow_up(const std::vector<float>& all, const Index3& n, float max_abs, Index3& where) {
   for (size_t o = 0; o < all.size(); ++o) {
-    if (!std::isfinite(all[o]) || std::fabs(all[o]) >= max_abs) {
+    if (!std::isfinite(all[o]) || (max_abs > 0 && std::fabs(all[o]) >= max_abs)) {
       where = {static_cast<int>(o / (static_cast<size_t>(n.k) * n.j)), static_cast<int>((o / n.k) % n.j),
                static_cast<int>(o % n.k)};
       return true;
