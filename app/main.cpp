@@ -221,6 +221,7 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   attr.shape = {plan.model_shape.i, plan.model_shape.j, plan.model_shape.k};
   attr.pml_lo = plan.problem.pml.lo;  // the TTI run uses the same padding
   attr.pml_hi = plan.problem.pml.hi;
+  attr.growth_after_source = r.growth_after_source;
   out->set_attributes(attr);
   out->commit();
 

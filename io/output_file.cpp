@@ -441,6 +441,7 @@ void OutputFile::set_attributes(const RunAttributes& a) {
   write_int3_attribute(root, "shape", a.shape, where);
   write_int3_attribute(root, "pml_lo", a.pml_lo, where);
   write_int3_attribute(root, "pml_hi", a.pml_hi, where);
+  write_double_attribute(root, "growth_after_source", a.growth_after_source, where);
   write_string_attribute(root, "axes", "x,y,z (z = depth, positive down); arrays C order", where);
   impl_->have_attributes = true;
   impl_->spacing = a.spacing;

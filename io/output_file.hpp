@@ -21,6 +21,9 @@ struct RunAttributes {
   std::string config_text;                              // the full YAML after --set overrides
   std::array<int, 3> shape{0, 0, 0};                    // model points per axis (PML excluded)
   std::array<int, 3> pml_lo{0, 0, 0}, pml_hi{0, 0, 0};  // PML points below/above the model
+  /// app::RunResult::growth_after_source: above 10 the run was probably unstable, so the file
+  /// says so itself.
+  double growth_after_source = 0;
 };
 
 /// Writes one result file safely: temporary name, every HDF5 call checked (IoError names the file

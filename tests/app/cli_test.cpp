@@ -255,8 +255,11 @@ TEST_F(Cli, TinyQuickstartRunWritesSeismogramsAndPrintsSummary) {
   EXPECT_FALSE(fs::exists(out.string() + ".partial"));
   EXPECT_TRUE(fs::exists(work_ / "tiny" / "shot.xmf"));
 
+  EXPECT_NE(r.out.find(" growth_after_source="), std::string::npos);
+
   const hid_t f = H5Fopen(out.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
   ASSERT_GE(f, 0);
+  EXPECT_GT(H5Aexists(f, "growth_after_source"), 0) << "the file does not say whether the run grew";
   ASSERT_GT(H5Lexists(f, "/seismograms", H5P_DEFAULT), 0);
   ASSERT_GT(H5Lexists(f, "/seismograms/p", H5P_DEFAULT), 0);
   const hid_t d = H5Dopen2(f, "/seismograms/p", H5P_DEFAULT);

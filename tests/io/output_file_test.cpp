@@ -308,6 +308,7 @@ TEST_F(OutputFileTest, RootAttributesIncludingLongConfigText) {
   a.shape = {4, 5, 6};
   a.pml_lo = {1, 2, 3};
   a.pml_hi = {4, 5, 6};
+  a.growth_after_source = 0.75;
   {
     OutputFile out(path_, false);
     out.set_attributes(a);
@@ -322,6 +323,7 @@ TEST_F(OutputFileTest, RootAttributesIncludingLongConfigText) {
   EXPECT_EQ(r.attr_numbers("/", "shape"), (std::vector<double>{4, 5, 6}));
   EXPECT_EQ(r.attr_numbers("/", "pml_lo"), (std::vector<double>{1, 2, 3}));
   EXPECT_EQ(r.attr_numbers("/", "pml_hi"), (std::vector<double>{4, 5, 6}));
+  EXPECT_EQ(r.attr_numbers("/", "growth_after_source"), (std::vector<double>{0.75}));
   EXPECT_EQ(r.attr_string("/", "units"), "SI (m, s, m/s)");
   EXPECT_EQ(r.attr_string("/", "propagator"), "acoustic_tti");
   EXPECT_EQ(r.attr_string("/", "backend"), "cuda");
