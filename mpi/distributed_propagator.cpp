@@ -58,11 +58,6 @@ StridedPart strided_part(const Box3& box, const Index3& stride, const Box3& owne
   return p;
 }
 
-Index3 strided_shape(const Box3& box, const Index3& stride) {
-  return {(box.n.i + stride.i - 1) / stride.i, (box.n.j + stride.j - 1) / stride.j,
-          (box.n.k + stride.k - 1) / stride.k};
-}
-
 /// The factory of a problem type: `global` cut to the rank's box (subdomain_problem), built by
 /// `make` on the options' backend and kernel. Holds references: use it within the constructor.
 template <class Problem>

@@ -36,6 +36,12 @@ struct Box3 {
   friend bool operator==(const Box3& a, const Box3& b) { return a.lo == b.lo && a.n == b.n; }
 };
 
+/// Points per axis of every stride-th point of `box`, from its first (a strided read or snapshot).
+inline Index3 strided_shape(const Box3& box, const Index3& stride) {
+  return {(box.n.i + stride.i - 1) / stride.i, (box.n.j + stride.j - 1) / stride.j,
+          (box.n.k + stride.k - 1) / stride.k};
+}
+
 /// Box from per-axis half-open ranges [lo, hi).
 inline Box3 box_from_bounds(Index3 lo, Index3 hi) {
   return {lo, {std::max(0, hi.i - lo.i), std::max(0, hi.j - lo.j), std::max(0, hi.k - lo.k)}};

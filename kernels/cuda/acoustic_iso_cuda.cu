@@ -263,15 +263,12 @@ class CudaAcousticIso final : public Propagator {
 
   void read_field(const std::string& name, const Box3& box, const Index3& stride,
                   float* out) override {
-    const Index3 on{(box.n.i + stride.i - 1) / stride.i, (box.n.j + stride.j - 1) / stride.j,
-                    (box.n.k + stride.k - 1) / stride.k};
+    const Index3 on = physics::strided_shape(box, stride);
     const std::int64_t count = static_cast<std::int64_t>(on.i) * on.j * on.k;
     if (count == 0) return;
     DeviceBuffer<float> dense(count, "field copy");
     const cudaStream_t s0 = inner_stream_.get();
-    gather<<<dim3(ceil_div(on.k, 128), on.j, on.i), 128, 0, s0>>>(view(field(name)), box, stride, on,
-                                                               dense.data());
-    MM_CUDA_CHECK_LAUNCH("gather");
+    launch_gather(view(field(name)), box, stride, dense.data(), s0);
     MM_CUDA_CHECK(cudaMemcpyAsync(out, dense.data(), static_cast<size_t>(count) * 4,
                                   cudaMemcpyDeviceToHost, s0));
     MM_CUDA_CHECK(cudaStreamSynchronize(s0));

@@ -203,6 +203,15 @@ __global__ void gather(View3<const float> f, Box3 box, Index3 stride, Index3 out
       f(box.lo.i + i * stride.i, box.lo.j + j * stride.j, box.lo.k + k * stride.k);
 }
 
+/// Every stride-th point of `box` of `f` (physics::strided_shape of them) into the dense device
+/// array `out` [i][j][k], on stream s; nothing when there are none.
+inline void launch_gather(const View3<float>& f, const Box3& box, const Index3& stride, float* out, cudaStream_t s) {
+  const Index3 on = physics::strided_shape(box, stride);
+  if (on.i <= 0 || on.j <= 0 || on.k <= 0) return;
+  gather<<<dim3(ceil_div(on.k, 128), on.j, on.i), 128, 0, s>>>(f, box, stride, on, out);
+  MM_CUDA_CHECK_LAUNCH("gather");
+}
+
 
 /// A dense [i][j][k] host array of the field's interior shape `n` into `f`, on stream `s`
 /// (pageable memory: the copy is staged before this returns; it lands in stream order).

@@ -32,17 +32,13 @@ class SnapshotCopies {
   /// Starts copying every stride-th point of `box` of `f` into slot's host buffer, once `ready`
   /// (an event the step that produced the field recorded) has passed; returns at once.
   void start(const View3<float>& f, const Box3& box, const Index3& stride, int slot, cudaEvent_t ready) {
-    const Index3 on{(box.n.i + stride.i - 1) / stride.i, (box.n.j + stride.j - 1) / stride.j,
-                    (box.n.k + stride.k - 1) / stride.k};
+    const Index3 on = physics::strided_shape(box, stride);
     const std::int64_t count = static_cast<std::int64_t>(on.i) * on.j * on.k;
     buffer(slot, count);
     Slot& s = slots_[slot];
     const cudaStream_t sc = stream_.get();
     MM_CUDA_CHECK(cudaStreamWaitEvent(sc, ready, 0));
-    if (count > 0) {
-      gather<<<dim3(ceil_div(on.k, 128), on.j, on.i), 128, 0, sc>>>(f, box, stride, on, s.device.data());
-      MM_CUDA_CHECK_LAUNCH("snapshot gather");
-    }
+    launch_gather(f, box, stride, s.device.data(), sc);
     MM_CUDA_CHECK(cudaEventRecord(s.gathered.get(), sc));
     pending_.push_back({f.origin, &s.gathered});
     if (count > 0)

@@ -378,9 +378,9 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
 // reads besides (aux_p, aux_q, and p, q around the point): no thread waits on a global load
 // (+3.6% at 1000^3, bench/results/2026-11-24-h100-session12.md §3). Plane P is staged into the
 // products at plane P - 1, and output o completes at plane o + 4; a slot is refilled after the
-// barrier that ends the plane which used it, so a copy has the next plane's sums to land. Rings of two or three slots gave the same or
-// less (bench/results/2026-11-24-h100-session6.md §2, §7). The products, the queue and the sums
-// are swic_split's.
+// barrier that ends the plane which used it, so a copy has the next plane's sums to land. Rings
+// of two or three slots gave the same or less (bench/results/2026-11-24-h100-session6.md §2, §7).
+// The products, the queue and the sums are swic_split's.
 
 /// The arrays of a halo slot (boxes of SX x SY points) and of an output slot (TX x TY).
 constexpr int kHaloArrays = 6;  // nx, ny, nz, inv_a, p, q

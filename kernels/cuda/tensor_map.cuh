@@ -1,9 +1,10 @@
 // Tensor maps for Hopper's bulk tensor copies (TMA, `cp.async.bulk.tensor`), shared by the
 // families that stage with them (semi_tma.cu, swic_split.cu). One map per array over its whole
 // allocation with the halo (k extent without the row padding), fp32, strides in bytes, a box of
-// (bx, by, bz) points (bz planes along i, 1 unless asked); coordinates are relative to the halo corner and may be negative or past the
-// end (the copy engine fills zeros there). The allocation's base must be 16-B aligned and its row
-// pitch a multiple of 16 B (FieldLayout pads rows to 128 B); tensor_map checks both.
+// (bx, by, bz) points (bz planes along i, 1 unless asked); coordinates are relative to the halo
+// corner and may be negative or past the end (the copy engine fills zeros there). The
+// allocation's base must be 16-B aligned and its row pitch a multiple of 16 B (FieldLayout pads
+// rows to 128 B); tensor_map checks both.
 #pragma once
 #include <cuda.h>
 #include <cudaTypedefs.h>

@@ -27,8 +27,8 @@ constexpr int kSlots = kernels::Propagator::kSnapshotSlots;
 /// The snapshots of p (every stride-th point of `box`) after every other step of `steps`.
 Snapshots take_snapshots(kernels::Propagator& prop, const std::vector<kernels::NodeWeight>& source, int steps,
                          const Box3& box, const Index3& stride) {
-  const std::int64_t count = static_cast<std::int64_t>((box.n.i + stride.i - 1) / stride.i) *
-                             ((box.n.j + stride.j - 1) / stride.j) * ((box.n.k + stride.k - 1) / stride.k);
+  const Index3 on = physics::strided_shape(box, stride);
+  const std::int64_t count = static_cast<std::int64_t>(on.i) * on.j * on.k;
   for (int slot = 0; slot < kSlots; ++slot) prop.snapshot_buffer(slot, count);
   Snapshots out;
   int held[kSlots] = {-1, -1, -1};  // which snapshot each slot's copy holds
