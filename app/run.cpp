@@ -18,9 +18,7 @@ using Clock = std::chrono::steady_clock;
 
 kernels::FieldHealth check_health(const RunPlan& plan, kernels::Propagator& prop, int step) {
   const auto h = prop.health();
-  // A field this large means the scheme went unstable long before it overflows.
-  constexpr float kBlowUp = 1e20f;
-  if (!h.finite || h.max_abs > kBlowUp) {
+  if (!h.finite || h.max_abs > kernels::kBlowUpLevel) {
     const auto x = plan.problem.grid.position_of(h.where.i, h.where.j, h.where.k);
     std::ostringstream s;
     s << "the wavefield blew up at step " << step << " (t = " << step * plan.dt << " s): "

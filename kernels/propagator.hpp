@@ -78,6 +78,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE float accumulate_sample(float acc, float weight, 
 #endif
 }
 
+/// A field larger than this means the scheme went unstable long before it overflows: the run stops
+/// (app/run.cpp), and the GPU propagators search the grid for the place.
+inline constexpr float kBlowUpLevel = 1e20f;
+
 /// Health of the current wavefield: the blow-up check.
 struct FieldHealth {
   bool finite = true;

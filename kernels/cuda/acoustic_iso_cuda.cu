@@ -340,7 +340,7 @@ class CudaAcousticIso final : public Propagator {
     std::memcpy(&m, &h[0], 4);
     out.finite = h[1] == 0;
     out.max_abs = m;
-    if (!out.finite || m > 1e20f) {  // rare: find the place on the host
+    if (!out.finite || m > kBlowUpLevel) {  // rare: find the place on the host
       std::vector<float> all(static_cast<size_t>(p_.grid.points()));
       read_field("u", p_.grid.box(), {1, 1, 1}, all.data());
       locate_blow_up(all, n, m, out.where);

@@ -237,7 +237,7 @@ class CudaAcousticTti final : public Propagator {
     FieldHealth out;
     std::memcpy(&out.max_abs, &h[0], 4);
     out.finite = h[1] == 0;
-    if (!out.finite || out.max_abs > 1e20f) {  // rare: find the place on the host, in p, else q
+    if (!out.finite || out.max_abs > kBlowUpLevel) {  // rare: find the place on the host, in p, else q
       std::vector<float> all(static_cast<size_t>(p_.grid.points()));
       for (const char* f : {"p", "q"}) {
         read_field(f, p_.grid.box(), {1, 1, 1}, all.data());

@@ -436,6 +436,15 @@ struct BoxOrigin {
   int k0, j0;
 };
 
+/// The boxes of `maps` (N arrays) at coordinates (k, j, i) into `slot`, `place` bytes apart,
+/// completing on `bar` (whose expected bytes the caller sets).
+#pragma nv_exec_check_disable
+template <int N, class Block, class Map>
+MM_HOST_DEVICE MM_FORCE_INLINE void copy_boxes(const Block& blk, const Map (&maps)[N], int place, int k, int j, int i,
+                                               unsigned char* slot, std::uint64_t* bar) {
+  for (int a = 0; a < N; ++a) blk.copy_3d(slot + a * place, maps[a], k, j, i, bar);
+}
+
 /// Issued by thread 0: the boxes of `maps` (N arrays, `box_bytes` each) at coordinates (k, j, i)
 /// into `slot`, one after another, completing on `bar`.
 #pragma nv_exec_check_disable
@@ -443,7 +452,7 @@ template <int N, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_boxes(const Block& blk, const Map (&maps)[N], int box_bytes, int k, int j,
                                                 int i, unsigned char* slot, std::uint64_t* bar) {
   blk.expect_bytes(bar, N * box_bytes);
-  for (int a = 0; a < N; ++a) blk.copy_3d(slot + a * box_bytes, maps[a], k, j, i, bar);
+  copy_boxes(blk, maps, box_bytes, k, j, i, slot, bar);
 }
 
 /// Plane P's halo boxes (the tile and its halo) into the halo slot.
@@ -464,12 +473,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
   using L = TensorSlots<TX, TY>;
   const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
   blk.expect_bytes(bar, kOwnArrays * L::kOwnBytes + (layer ? L::kLayerBytes : 0));
-  for (int a = 0; a < kOwnArrays; ++a) blk.copy_3d(slot + a * L::kOwnBytes, maps.own[a], k, j, i, bar);
+  copy_boxes(blk, maps.own, L::kOwnBytes, k, j, i, slot, bar);
   if (!layer) return;
   unsigned char* const s = slot + L::kOwnSlot;
-  for (int a = 0; a < kLayerOwnArrays; ++a) blk.copy_3d(s + a * L::kOwnBytes, maps.layer_own[a], k, j, i, bar);
-  for (int a = 0; a < kLayerAroundArrays; ++a)
-    blk.copy_3d(s + kLayerOwnArrays * L::kOwnBytes + a * L::kAroundPlace, maps.around[a], k - R, j - 1, i - 1, bar);
+  copy_boxes(blk, maps.layer_own, L::kOwnBytes, k, j, i, s, bar);
+  copy_boxes(blk, maps.around, L::kAroundPlace, k - R, j - 1, i - 1, s + kLayerOwnArrays * L::kOwnBytes, bar);
 }
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh.

@@ -17,11 +17,11 @@ namespace minimod::testing {
 inline void expect_blow_up_located(kernels::Propagator& prop, const physics::Index3& c,
                                    std::initializer_list<const char*> fields) {
   kernels::FieldHealth h;
-  for (int s = 0; s < 5000 && h.finite && h.max_abs <= 1e20f; ++s) {
+  for (int s = 0; s < 5000 && h.finite && h.max_abs <= kernels::kBlowUpLevel; ++s) {
     prop.step({}, 0.0f);
     h = prop.health();
   }
-  ASSERT_TRUE(!h.finite || h.max_abs > 1e20f) << "did not blow up";
+  ASSERT_TRUE(!h.finite || h.max_abs > kernels::kBlowUpLevel) << "did not blow up";
   const auto& w = h.where;
   bool broken = false;
   for (const char* f : fields) {

@@ -94,9 +94,8 @@ inline Outcome run_from_random_state(kernels::Propagator& p, Index3 n, unsigned 
   }
   const Box3& b = spec.snapshot_box;
   const Index3& st = spec.snapshot_stride;
-  const std::int64_t sn = static_cast<std::int64_t>((b.n.i + st.i - 1) / st.i) *
-                          ((b.n.j + st.j - 1) / st.j) * ((b.n.k + st.k - 1) / st.k);
-  o.snapshot.resize(root ? static_cast<size_t>(sn) : 0);
+  const Index3 sn = physics::strided_shape(b, st);
+  o.snapshot.resize(root ? static_cast<size_t>(sn.i) * sn.j * sn.k : 0);
   p.read_field(spec.snapshot_field, b, st, o.snapshot.data());
   o.health = p.health();
   return o;
