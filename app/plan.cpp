@@ -152,10 +152,9 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
   t.grid = iso.grid;
   t.pml = iso.pml;
   t.free_surface = iso.free_surface;
-  pml::ProfileParams pp;
-  pp.dt = plan.dt;
-  pp.velocity = plan.vp_max * std::sqrt(1 + 2 * std::max(0.0, plan.eps_max));
-  t.damping = pml::make_damping_profiles(t.grid.shape, t.grid.spacing, t.pml, pp);
+  const double fastest = plan.vp_max * std::sqrt(1 + 2 * std::max(0.0, plan.eps_max));
+  t.damping = pml::make_damping_profiles(t.grid.shape, t.grid.spacing, t.pml,
+                                         kernels::tti_layer_profile(plan.dt, fastest));
   t.v2dt2 = iso.v2dt2;
   auto pad = [&](std::vector<float>& v) {
     auto out = physics::pad_with_edges(v, plan.model_shape, plan.pad_lo, plan.pad_hi);

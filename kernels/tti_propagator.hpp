@@ -45,6 +45,17 @@ struct AcousticTtiProblem {
   HaloFaces halo;
 };
 
+/// The TTI layer's damping profile for time step dt, tuned for `velocity` (the fastest wave:
+/// vp max * sqrt(1 + 2 eps max)): Minimod's quadratic profile with R = 1e-3. Steeper profiles
+/// (d ~ r^4, r^8) reflected as much or more (bench/results/2026-11-25-cpu-tti-layer-profile.md).
+inline pml::ProfileParams tti_layer_profile(double dt, double velocity) {
+  pml::ProfileParams p;
+  p.dt = dt;
+  p.velocity = velocity;
+  p.reflection = 1e-3;
+  return p;
+}
+
 /// problem.regions, or the regions of the whole grid when it names none.
 std::vector<pml::Region> problem_regions(const AcousticTtiProblem& problem);
 

@@ -65,10 +65,8 @@ inline kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, bool free
   p.pml.hi = {7, 3, 8};
   p.free_surface[kernels::kZLo] = free_top;
   const double dt = 0.5 * physics::tti_critical_dt(3500, p.grid.spacing, 0.3, 0.0, 0.3);
-  pml::ProfileParams pp;
-  pp.dt = dt;
-  pp.velocity = 4000;
-  p.damping = pml::make_damping_profiles(n, p.grid.spacing, p.pml, pp);
+  p.damping =
+      pml::make_damping_profiles(n, p.grid.spacing, p.pml, kernels::tti_layer_profile(dt, 4000));
   const double w[5] = {0.1 + 0.2 * u(rng), 0.1 + 0.2 * u(rng), 0.1 + 0.2 * u(rng), 6 * u(rng), 6 * u(rng)};
   for (int i = 0; i < n.i; ++i)
     for (int j = 0; j < n.j; ++j)

@@ -30,10 +30,8 @@ kernels::AcousticTtiProblem tti_problem(Index3 n, double h, double dt, int pml,
   p.grid.shape = n;
   p.grid.spacing = {h, h, h};
   for (int a = 0; a < 3; ++a) p.pml.lo[static_cast<size_t>(a)] = p.pml.hi[static_cast<size_t>(a)] = pml;
-  pml::ProfileParams pp;
-  pp.dt = dt;
-  pp.velocity = 3000;
-  p.damping = pml::make_damping_profiles(n, p.grid.spacing, p.pml, pp);
+  p.damping =
+      pml::make_damping_profiles(n, p.grid.spacing, p.pml, kernels::tti_layer_profile(dt, 3000));
   const size_t count = static_cast<size_t>(n.i) * n.j * n.k;
   for (auto* f : {&p.v2dt2, &p.a, &p.b, &p.theta, &p.phi}) f->resize(count);
   for (int i = 0; i < n.i; ++i)

@@ -46,10 +46,8 @@ kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, kernels::Face fr
   const double eps_max = 0.3, delta_min = -0.1, v_max = 3500;
   const double dt =
       0.5 * physics::tti_critical_dt(v_max, p.grid.spacing, eps_max, delta_min, eps_max);
-  pml::ProfileParams pp;
-  pp.dt = dt;
-  pp.velocity = v_max * std::sqrt(1 + 2 * eps_max);
-  p.damping = pml::make_damping_profiles(n, p.grid.spacing, p.pml, pp);
+  p.damping = pml::make_damping_profiles(n, p.grid.spacing, p.pml,
+                                         kernels::tti_layer_profile(dt, v_max * std::sqrt(1 + 2 * eps_max)));
   for (std::int64_t e = 0; e < p.grid.points(); ++e) {
     const double v = 1500 + (v_max - 1500) * u(rng);
     const bool isotropic = u(rng) < 0.25;
