@@ -41,7 +41,8 @@ inline ShotResult run_config(const io::Config& c, const std::string& backend = "
                              const std::string& kernel = "auto") {
   ShotResult r;
   r.plan = app::make_plan(c);
-  auto prop = kernels::make_acoustic_iso(r.plan.problem, backend, kernel);
+  auto prop = r.plan.tti ? kernels::make_acoustic_tti(r.plan.tti_problem, backend, kernel)
+                         : kernels::make_acoustic_iso(r.plan.problem, backend, kernel);
   app::RunOptions opt;
   opt.progress_seconds = 0;
   r.run = app::run_shot(r.plan, *prop, nullptr, opt);

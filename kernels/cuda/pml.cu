@@ -242,13 +242,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE StreamColumn stream_column(const PmlTiles& tiles,
 }
 
 /// What a streamed column writes besides its layer points: `undamped_jk`, its (j, k) lies in
-/// a.undamped (the inner points given to the kernel, at the planes i_lo <= i < i_hi of that box:
-/// `undamped(i)`), and `halo_zero`, it is a k halo cell of a row the slab writes (zeros with
-/// a.zero_k_halo).
+/// a.undamped (the inner points given to the kernel, at the planes in that box's i range:
+/// `undamped(a.undamped, i)`), and `halo_zero`, it is a k halo cell of a row the slab writes
+/// (zeros with a.zero_k_halo).
 struct ColumnExtras {
   bool undamped_jk, halo_zero;
-  int i_lo, i_hi;
-  MM_HOST_DEVICE MM_FORCE_INLINE bool undamped(int i) const { return undamped_jk && i >= i_lo && i < i_hi; }
+  MM_HOST_DEVICE MM_FORCE_INLINE bool undamped(const physics::Box3& und, int i) const {
+    return undamped_jk && i >= und.lo.i && i < und.hi().i;
+  }
 };
 MM_HOST_DEVICE MM_FORCE_INLINE ColumnExtras column_extras(const PmlStepArgs& a, const StreamColumn& c,
                                                           const physics::Box3& slab) {
@@ -256,8 +257,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE ColumnExtras column_extras(const PmlStepArgs& a, 
   const int grid_lo_k = a.u.box.lo.k + R, grid_hi_k = a.u.box.hi().k - R;
   return {c.j >= und.lo.j && c.j < und.hi().j && c.k >= und.lo.k && c.k < und.hi().k,
           a.zero_k_halo && !c.writes && c.has_u && c.j >= slab.lo.j && c.j < slab.hi().j &&
-              (c.k < grid_lo_k || c.k >= grid_hi_k) && c.k >= a.u.box.lo.k && c.k < a.u.box.hi().k,
-          und.lo.i, und.hi().i};
+              (c.k < grid_lo_k || c.k >= grid_hi_k) && c.k >= a.u.box.lo.k && c.k < a.u.box.hi().k};
 }
 
 /// Minimod's damped update on the slabs of `tiles`, streamed along i (the scheme at the top of
@@ -315,7 +315,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void pml_stream_block(const Block& blk, const Pml
         return (dj == 0 && dk == 0) ? q[R + di] : own[dj * S + dk];
       };
       const float lap = physics::laplacian8(at, a.laplacian);
-      if (extra.undamped(i)) {  // an inner point: aux stays
+      if (extra.undamped(a.undamped, i)) {  // an inner point: aux stays
         *pn = physics::leapfrog(up, q[R], vv, lap);
       } else {
         const float eta = ex_c + ey_j + ez_k;  // the CPU's order: (ex + ey) + ez
@@ -544,7 +544,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void cpml_update_block(const Block& blk, const Pm
       const auto at_px = [&pq](int di, int, int) { return pq[R + di]; };
       const auto at_py = [own_py, S](int, int dj, int) { return own_py[dj * S]; };
       const auto at_pz = [own_pz](int, int, int dk) { return own_pz[dk]; };
-      if (extra.undamped(i)) {  // the inner update, no zeta
+      if (extra.undamped(a.undamped, i)) {  // the inner update, no zeta
         un[o] = physics::leapfrog(up, q[R], vv, physics::laplacian8(at, a.laplacian));
       } else {
         const float lap = cpml_stream_term<0>(at, at_px, ax, bx, zx, a.derivatives) +

@@ -36,14 +36,6 @@ io::Config tti_config(std::array<int, 3> shape, double f, double eps, double del
   return c;
 }
 
-app::RunResult run_cpu(const io::Config& c) {
-  const auto plan = app::make_plan(c);
-  auto prop = kernels::make_cpu_acoustic_tti(plan.tti_problem);
-  app::RunOptions opt;
-  opt.progress_seconds = 0;
-  return app::run_shot(plan, *prop, nullptr, opt);
-}
-
 /// A 1.2 s run with the source and the receiver at the centre, the layer 10 points wide.
 Residual residual(double theta_deg, double phi_deg) {
   auto c = tti_config({24, 24, 24}, 12, 0.3, 0.05, theta_deg, phi_deg);
@@ -52,7 +44,7 @@ Residual residual(double theta_deg, double phi_deg) {
   c.time.duration = 1.2;
   c.receivers.push_back({});
   c.receivers.back().points = {{120, 120, 120}};
-  const auto run = run_cpu(c);
+  const auto run = testing::run_config(c).run;
   Residual r;
   r.growth = run.growth_after_source;
   auto& q = r.quarter;
@@ -93,15 +85,15 @@ std::vector<double> x_face_traces(int extra) {
   for (double x : {s + 40, s + 200})
     for (const auto& [y, z] : {std::pair{120.0, 120.0}, std::pair{60.0, 180.0}, std::pair{180.0, 60.0}})
       c.receivers.back().points.push_back({x, y, z});
-  const auto traces = run_cpu(c).seismogram;
+  const auto traces = testing::run_config(c).run.seismogram;
   return {traces.begin(), traces.end()};
 }
 
 TEST(TtiLayer, ReflectsLessThanOnePercentAtTheDefaultWidth) {
   // 30 points more on each side: what the larger model's x faces reflect travels 78 points at
   // v sqrt(1 + 2 eps) or less before it reaches a receiver, after the window; the window holds
-  // what the small model's layer reflects from its far side (18 + 40 points). Measured when written: 7.4e-3
-  // (steeper profiles: d ~ r^4 7.0e-3, r^8 9.7e-3; the isotropic CPML reflects 5e-6).
+  // what the small model's layer reflects from its far side (18 + 40 points). Measured when
+  // written: 7.4e-3 (steeper profiles: d ~ r^4 7.0e-3, r^8 9.7e-3; the isotropic CPML: 5e-6).
   const auto small = x_face_traces(0), large = x_face_traces(30);
   ASSERT_EQ(small.size(), large.size());
   const double e = testing::relative_l2(small, large);

@@ -103,11 +103,7 @@ TEST(TtiPlan, ShortRunRecordsPOrQ) {
   std::vector<float> traces[2];
   for (int which = 0; which < 2; ++which) {
     c.output.record = which == 0 ? "p" : "q";
-    const auto plan = app::make_plan(c);
-    auto prop = kernels::make_cpu_acoustic_tti(plan.tti_problem);
-    app::RunOptions opt;
-    opt.progress_seconds = 0;
-    traces[which] = app::run_shot(plan, *prop, nullptr, opt).seismogram;
+    traces[which] = testing::run_config(c).run.seismogram;
   }
   double pmax = 0, qmax = 0;
   for (size_t e = 0; e < traces[0].size(); ++e) {
