@@ -88,15 +88,18 @@ struct TtiRhs {
   float p, q;
 };
 
-/// Both right-hand sides in one pass over the 72 neighbours of the 73-point stencil. Every
-/// stencil pair (x, y) of direction t and weight w contributes w (C_t(x) + C_t(y)) / 2 (f(y) - f(x))
-/// to div(C grad f), so the discrete operator is symmetric for a varying medium and equals
-/// C : Hessian(f) where the medium is constant. `field(di, dj, dk)` gives a TtiFieldPoint,
-/// `medium(di, dj, dk)` a TtiMediumPoint; b is 2 (eps - delta) at the centre. Per neighbour:
-/// one component of n n^T, both tensors' pair weights, both differences.
-template <class AtField, class AtMedium>
-MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_rhs73(const AtField& field, const AtMedium& medium, float b,
-                                                const TtiStencil& s) {
+/// The 73-point operator's stencil pairs, group by group: for each direction t (xx, yy, zz, xy,
+/// xz, yz) and m = 1..4, add(t, wp, wa) receives that group's weighted pair sums of both tensors,
+///   wp = w sum_y sg (C_perp(x) + C_perp(y))_t (s(y) - s(x)),  wa likewise with C_axis and p,
+/// twice their share of div(C grad f) (the pair halves are taken once by the caller). Every
+/// stencil pair (x, y) of direction t and weight w contributes w (C_t(x) + C_t(y)) / 2 (f(y) - f(x)),
+/// so the discrete operator is symmetric for a varying medium and equals C : Hessian(f) where the
+/// medium is constant. `field(di, dj, dk)` gives a TtiFieldPoint, `medium(di, dj, dk)` a
+/// TtiMediumPoint. Per neighbour: one component of n n^T, both tensors' pair weights, both
+/// differences.
+template <class AtField, class AtMedium, class Add>
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_pair_sums73(const AtField& field, const AtMedium& medium, const TtiStencil& s,
+                                                    const Add& add) {
   const TtiFieldPoint f0 = field(0, 0, 0);
   const TtiMediumPoint m0 = medium(0, 0, 0);
   // Pair sums: C_perp(x) + C_perp(y) = perp0 - nn(y), C_axis(x) + C_axis(y) = axis0 + nn(y) / a(y).
@@ -109,8 +112,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_rhs73(const AtField& field, const AtMe
     perp0[t] = (t < 3 ? 2.0f : 0.0f) - nn;
     axis0[t] = nn * m0.inv_a;
   }
-  float perp = 0, axis = 0;  // twice div(C grad f): the pair halves are taken once at the end
-  // Sum over the neighbours (signed sg) of one direction t at weight w.
+  // Sum over the neighbours (signed sg) of one direction t.
   const auto pair = [&](int t, int di, int dj, int dk, float& sp, float& sa, float sg) {
     const TtiFieldPoint f = field(di, dj, dk);
     const TtiMediumPoint m = medium(di, dj, dk);
@@ -125,45 +127,75 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_rhs73(const AtField& field, const AtMe
     float sp = 0, sa = 0;
     pair(kXX, m, 0, 0, sp, sa, 1.0f);
     pair(kXX, -m, 0, 0, sp, sa, 1.0f);
-    perp += s.c[0][m - 1] * sp;
-    axis += s.c[0][m - 1] * sa;
+    add(kXX, s.c[0][m - 1] * sp, s.c[0][m - 1] * sa);
     sp = sa = 0;
     pair(kYY, 0, m, 0, sp, sa, 1.0f);
     pair(kYY, 0, -m, 0, sp, sa, 1.0f);
-    perp += s.c[1][m - 1] * sp;
-    axis += s.c[1][m - 1] * sa;
+    add(kYY, s.c[1][m - 1] * sp, s.c[1][m - 1] * sa);
     sp = sa = 0;
     pair(kZZ, 0, 0, m, sp, sa, 1.0f);
     pair(kZZ, 0, 0, -m, sp, sa, 1.0f);
-    perp += s.c[2][m - 1] * sp;
-    axis += s.c[2][m - 1] * sa;
+    add(kZZ, s.c[2][m - 1] * sp, s.c[2][m - 1] * sa);
     // Mixed terms count twice (C_xy d2/dxdy + C_yx d2/dydx).
     sp = sa = 0;
     pair(kXY, m, m, 0, sp, sa, 1.0f);
     pair(kXY, -m, -m, 0, sp, sa, 1.0f);
     pair(kXY, m, -m, 0, sp, sa, -1.0f);
     pair(kXY, -m, m, 0, sp, sa, -1.0f);
-    perp += 2.0f * s.cxy[m - 1] * sp;
-    axis += 2.0f * s.cxy[m - 1] * sa;
+    add(kXY, 2.0f * s.cxy[m - 1] * sp, 2.0f * s.cxy[m - 1] * sa);
     sp = sa = 0;
     pair(kXZ, m, 0, m, sp, sa, 1.0f);
     pair(kXZ, -m, 0, -m, sp, sa, 1.0f);
     pair(kXZ, m, 0, -m, sp, sa, -1.0f);
     pair(kXZ, -m, 0, m, sp, sa, -1.0f);
-    perp += 2.0f * s.cxz[m - 1] * sp;
-    axis += 2.0f * s.cxz[m - 1] * sa;
+    add(kXZ, 2.0f * s.cxz[m - 1] * sp, 2.0f * s.cxz[m - 1] * sa);
     sp = sa = 0;
     pair(kYZ, 0, m, m, sp, sa, 1.0f);
     pair(kYZ, 0, -m, -m, sp, sa, 1.0f);
     pair(kYZ, 0, m, -m, sp, sa, -1.0f);
     pair(kYZ, 0, -m, m, sp, sa, -1.0f);
-    perp += 2.0f * s.cyz[m - 1] * sp;
-    axis += 2.0f * s.cyz[m - 1] * sa;
+    add(kYZ, 2.0f * s.cyz[m - 1] * sp, 2.0f * s.cyz[m - 1] * sa);
   }
-  const float a = 1.0f / m0.inv_a;
+}
+
+/// Both right-hand sides in one pass over the 72 neighbours of the 73-point stencil
+/// (tti_pair_sums73); b is 2 (eps - delta) at the centre.
+template <class AtField, class AtMedium>
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_rhs73(const AtField& field, const AtMedium& medium, float b,
+                                                const TtiStencil& s) {
+  float perp = 0, axis = 0;  // twice div(C grad f): the pair halves are taken once at the end
+  tti_pair_sums73(field, medium, s, [&](int, float wp, float wa) {
+    perp += wp;
+    axis += wa;
+  });
+  const float a = 1.0f / medium(0, 0, 0).inv_a;
   perp *= 0.5f;
   axis *= 0.5f;
   return {a * (perp + axis), b * perp};
+}
+
+/// div(C grad f) of both tensors by rows, row a = d_a (C grad f)_a, for the CPML (whose memory
+/// term of axis a filters row a only): the pure group aa and half of each mixed group that
+/// involves a (the 73-point mixed groups stand for d_a C_ab d_b + d_b C_ba d_a together, equal
+/// halves where the medium is constant). The three rows add up to tti_rhs73's two operators.
+struct TtiRows {
+  float perp[3], axis[3];  // div(C_perp grad (p + q)) and div(C_axis grad p), by rows
+};
+template <class AtField, class AtMedium>
+MM_HOST_DEVICE inline TtiRows tti_rows73(const AtField& field, const AtMedium& medium, const TtiStencil& s) {
+  float gp[6] = {}, ga[6] = {};  // the groups' sums
+  tti_pair_sums73(field, medium, s, [&](int t, float wp, float wa) {
+    gp[t] += wp;
+    ga[t] += wa;
+  });
+  TtiRows r;
+  for (int a = 0; a < 3; ++a) {
+    // The mixed groups that involve axis a: xy, xz for x; xy, yz for y; xz, yz for z.
+    const int m1 = a == 2 ? kXZ : kXY, m2 = a == 0 ? kXZ : kYZ;
+    r.perp[a] = 0.5f * (gp[a] + 0.5f * (gp[m1] + gp[m2]));
+    r.axis[a] = 0.5f * (ga[a] + 0.5f * (ga[m1] + ga[m2]));
+  }
+  return r;
 }
 
 // --- The split (product) form of the same operator --------------------------------------------
