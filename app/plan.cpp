@@ -172,6 +172,16 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
   }
   t.record_q = c.output.record == "q";
   kernels::finish_problem(t);
+  if (c.boundary.tti_layer == "cpml") {
+    pml::CpmlParams cp;
+    cp.dt = plan.dt;
+    cp.velocity = c.boundary.pml_velocity.value_or(fastest);
+    cp.reflection = c.boundary.pml_reflection;
+    cp.frequency = c.source.frequency;
+    t.layer = kernels::TtiLayer::cpml;
+    t.cpml = pml::make_cpml_profiles(t.grid.shape, t.grid.spacing, t.pml, cp);
+    kernels::make_elliptic_layer(t);
+  }
 }
 
 }  // namespace
@@ -181,12 +191,14 @@ std::int64_t estimate_field_bytes(const Index3& shape, pml::PmlKind kind, bool t
   return kernels::iso_wavefield_arrays(kind, two_step) * layout.elements() * static_cast<std::int64_t>(sizeof(float));
 }
 
-std::int64_t estimate_tti_bytes(const Index3& shape) {
+std::int64_t estimate_tti_bytes(const Index3& shape, kernels::TtiLayer layer) {
   const auto layout = physics::FieldLayout::make({{0, 0, 0}, shape}, physics::kRadius);
   // p, q at two time levels, two auxiliary fields, (v dt)^2, b and the medium nx, ny, nz, 1/a.
   // A CUDA family that reads the split form's centre weights (swic_split, named explicitly) adds
-  // two arrays; the CUDA propagator checks the real total against the GPU before allocating.
-  return 12 * layout.elements() * static_cast<std::int64_t>(sizeof(float));
+  // two arrays; the CUDA propagator checks the real total against the GPU before allocating. The
+  // CPU CPML layer adds its 18 memory fields (whole-grid arrays for now).
+  const int arrays = 12 + (layer == kernels::TtiLayer::cpml ? 18 : 0);
+  return arrays * layout.elements() * static_cast<std::int64_t>(sizeof(float));
 }
 
 RunPlan make_plan(const io::Config& c) {
@@ -198,6 +210,8 @@ RunPlan make_plan(const io::Config& c) {
     fail(c, "propagator", "'" + c.propagator + "' is not available; use acoustic_iso or acoustic_tti");
   }
   if (plan.tti && minimod) fail(c, "mode", "minimod mode is for propagator: acoustic_iso");
+  if (!plan.tti && c.boundary.tti_layer != "sponge")
+    fail(c, "boundary.pml.tti", "applies to propagator: acoustic_tti only (acoustic_iso's layer is a CPML already)");
   if (!plan.tti && c.output.record != "p")
     fail(c, "output.record", "'" + c.output.record + "' exists only for propagator: acoustic_tti");
   const auto h = c.grid.spacing;
@@ -402,7 +416,7 @@ RunPlan make_plan(const io::Config& c) {
   const bool two_step = backend != "cpu" && kernels::two_step_kernel(plan.problem, c.execution.kernel) &&
                         (backend != "auto" || kernels::resolve_backend("auto") == "cuda");
   plan.field_bytes =
-      plan.tti ? estimate_tti_bytes(grid.shape) : estimate_field_bytes(grid.shape, plan.problem.pml_kind, two_step);
+      plan.tti ? estimate_tti_bytes(grid.shape, plan.tti_problem.layer) : estimate_field_bytes(grid.shape, plan.problem.pml_kind, two_step);
   plan.memory_bytes = plan.field_bytes + static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
   return plan;
 }
@@ -420,7 +434,8 @@ std::string describe(const RunPlan& p) {
     << ", " << p.problem.pml.lo[1] << "/" << p.problem.pml.hi[1] << ", " << p.problem.pml.lo[2] << "/"
     << p.problem.pml.hi[2] << " points x-/x+, y-/y+, z-/z+"
     << (p.config.mode == "minimod" ? ", Minimod's, inside the grid"
-        : p.tti ? ", Minimod's damping, padded around the model"
+        : p.tti ? (p.tti_problem.layer == kernels::TtiLayer::cpml ? ", CPML of the TTI operator, elliptic at depth, padded around the model"
+                                                                    : ", Minimod's damping, padded around the model")
                 : ", CPML, padded around the model")
     << ")\n";
   if (p.tti)

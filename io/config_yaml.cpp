@@ -671,7 +671,7 @@ void read_receivers(const Reader& r, const YAML::Node& node,
 void read_boundary(const Reader& r, const YAML::Node& node, BoundaryConfig& boundary) {
   r.expect_map(node, "boundary", {"pml", "free_surface"});
   if (const YAML::Node pml = node["pml"]) {
-    r.expect_map(pml, "boundary.pml", {"width", "reflection", "velocity"});
+    r.expect_map(pml, "boundary.pml", {"width", "reflection", "velocity", "tti"});
     if (const YAML::Node w = pml["width"]) {
       boundary.pml_width = r.integer(w, "boundary.pml.width");
       r.check(boundary.pml_width >= 0 && boundary.pml_width <= kMaxPmlWidth, w,
@@ -682,6 +682,7 @@ void read_boundary(const Reader& r, const YAML::Node& node, BoundaryConfig& boun
       r.check(boundary.pml_reflection > 0 && boundary.pml_reflection < 1, rc,
               "boundary.pml.reflection", "must be in (0, 1)");
     }
+    if (const YAML::Node t = pml["tti"]) boundary.tti_layer = r.choice(t, "boundary.pml.tti", {"sponge", "cpml"});
     if (const YAML::Node v = pml["velocity"]) {
       if (!r.is_auto(v)) {
         boundary.pml_velocity = r.number(v, "boundary.pml.velocity");

@@ -8,6 +8,8 @@
 // 0.08); with a term derived for the TTI operator (grad eta . C grad f) it reflected 6x less but
 // grew on random smooth models; with the anisotropy faded out across the layer (so that its outer
 // part took Minimod's term) it grew without bound at eps 0.3, delta 0.05.
+// That is TtiLayer::sponge, the default. TtiLayer::cpml (CPU, one rank, for now) stretches the TTI
+// operator itself, over a layer made elliptic at depth (make_elliptic_layer): 12x less reflection.
 // The operator is the self-adjoint form of physics/tti.hpp: the pointwise n n^T : Hessian form grew
 // exponentially where the tilt varies (x25 per 1000 steps, tilt varying over ~200 points).
 #pragma once
@@ -21,10 +23,17 @@
 
 namespace minimod::kernels {
 
+/// The absorbing layer: Minimod's damped equation (a sponge where the medium is anisotropic; every
+/// backend) or a CPML of the TTI operator over a layer made elliptic at depth (CPU reference, one
+/// rank, for now). See docs/tti.md#absorbing-layer.
+enum class TtiLayer { sponge, cpml };
+
 struct AcousticTtiProblem {
   physics::Grid grid;
   pml::PmlWidths pml;
-  pml::DampingProfiles damping;  // eta profiles of the PML slabs
+  TtiLayer layer = TtiLayer::sponge;
+  pml::DampingProfiles damping;  // TtiLayer::sponge: eta profiles of the PML slabs
+  pml::CpmlProfiles cpml;        // TtiLayer::cpml: a, b profiles (make_elliptic_layer first)
   // Per grid point, C order [i][j][k]: (v dt)^2 and b = 2 (eps - delta).
   std::vector<float> v2dt2, b;
   // Tilt and azimuth (rad) and a = 1 + 2 delta, C order over medium_box(): the grid grown by the
@@ -55,6 +64,18 @@ inline pml::ProfileParams tti_layer_profile(double dt, double velocity) {
   p.reflection = 1e-3;
   return p;
 }
+
+/// Where the CPML layer turns the medium elliptic, as fractions of the layer's width: delta rises
+/// to eps between kEllipticStart and kEllipticEnd (a smoothstep), so the outer part of the layer
+/// carries no pseudo-acoustic shear artefact. A CPML over the anelliptic medium grew without bound
+/// where the symmetry axis is oblique to a face (the artefact's slowness surface is not convex);
+/// the taper inside the layer reflects 7.5e-4 (docs/tti.md).
+constexpr double kEllipticStart = 0.2, kEllipticEnd = 0.6;
+
+/// Turns the medium of a whole-domain problem elliptic in its layer (delta -> eps, see above),
+/// a over medium_box() and b over the grid, from the layer depth of the nearest grid point. Call
+/// after finish_problem.
+void make_elliptic_layer(AcousticTtiProblem& problem);
 
 /// problem.regions, or the regions of the whole grid when it names none.
 std::vector<pml::Region> problem_regions(const AcousticTtiProblem& problem);

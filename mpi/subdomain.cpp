@@ -95,6 +95,7 @@ kernels::AcousticTtiProblem subdomain_problem(const kernels::AcousticTtiProblem&
   p.a = cut(g.a, gm.n, from);
   p.record_q = g.record_q;
   p.stencil = g.stencil;
+  p.layer = g.layer;  // the CPML layer refuses a halo exchange (its fields are not exchanged yet)
   return p;
 }
 

@@ -1,6 +1,7 @@
 // CPU reference backend for the acoustic TTI propagator: one pass over the grid, each point updating
 // p and q with the 73-point self-adjoint operator (physics/tti.hpp); points outside the inner
-// region use Minimod's damped update with one auxiliary field per wavefield. OpenMP over (i, j).
+// region use Minimod's damped update with one auxiliary field per wavefield (TtiLayer::sponge) or
+// the CPML of the TTI operator (TtiLayer::cpml, below). OpenMP over (i, j).
 // What it reads per point: p, q (stencils), p_prev, q_prev, (v dt)^2, 2 (eps - delta) and the
 // medium (the symmetry axis and 1 / (1 + 2 delta)) at the point and its 72 stencil neighbours.
 // Distributed: the shell (points within the halo width of an exchanged face) is updated first,
@@ -81,6 +82,39 @@ void fill_tti_medium(const AcousticTtiProblem& p, const physics::FieldLayout& la
       }
 }
 
+void make_elliptic_layer(AcousticTtiProblem& p) {
+  const Index3 n = p.grid.shape;
+  const physics::Box3 m = medium_box(p.grid);
+  if (p.a.size() != static_cast<size_t>(m.points()) || p.b.size() != static_cast<size_t>(p.grid.points()))
+    throw std::invalid_argument("make_elliptic_layer: call finish_problem first");
+  // Depth into the layer as a fraction of its width (0 inside, 1 at the outermost point), per axis.
+  const auto depth = [&](int axis, int i) {
+    const int lo = p.pml.lo[static_cast<size_t>(axis)], hi = p.pml.hi[static_cast<size_t>(axis)];
+    if (lo > 0 && i < lo) return static_cast<double>(lo - i) / lo;
+    if (hi > 0 && i >= n[axis] - hi) return static_cast<double>(i - (n[axis] - hi) + 1) / hi;
+    return 0.0;
+  };
+  const std::vector<float> b = p.b;  // the grid's own anellipticity, read at the nearest grid point
+#pragma omp parallel for collapse(2)
+  for (int i = 0; i < m.n.i; ++i)
+    for (int j = 0; j < m.n.j; ++j)
+      for (int k = 0; k < m.n.k; ++k) {
+        const Index3 g{std::clamp(i + m.lo.i, 0, n.i - 1), std::clamp(j + m.lo.j, 0, n.j - 1),
+                       std::clamp(k + m.lo.k, 0, n.k - 1)};
+        const double r = std::max({depth(0, g.i), depth(1, g.j), depth(2, g.k)});
+        const double x = std::clamp((r - kEllipticStart) / (kEllipticEnd - kEllipticStart), 0.0, 1.0);
+        const double w = x * x * (3 - 2 * x);
+        if (w == 0) continue;
+        const size_t og = (static_cast<size_t>(g.i) * n.j + g.j) * n.k + g.k;
+        const size_t om = (static_cast<size_t>(i) * m.n.j + j) * m.n.k + k;
+        // a = 1 + 2 delta, b = 2 (eps - delta): delta moves by w (eps - delta) = w b / 2.
+        const double shift = w * b[og] / 2;
+        p.a[om] = static_cast<float>(p.a[om] + 2 * shift);
+        const bool own = g.i == i + m.lo.i && g.j == j + m.lo.j && g.k == k + m.lo.k;
+        if (own) p.b[og] = static_cast<float>(b[og] - 2 * shift);
+      }
+}
+
 namespace {
 
 using physics::Box3;
@@ -106,11 +140,19 @@ class CpuAcousticTti final : public Propagator {
     fill_tti_medium(p_, layout_, nx_.data(), ny_.data(), nz_.data(), inv_a_.data());
     const auto regions = problem_regions(p_);
     inner_ = regions.front().is_pml ? Box3{} : regions.front().box;
+    if (p_.layer == TtiLayer::cpml) {
+      if (p_.halo.any())
+        throw std::invalid_argument("acoustic_tti: the CPML layer runs on one rank for now (no halo exchange of its fields)");
+      for (auto& f : cpml_) f = AlignedBuffer(layout_.elements());
+      d1_ = pml::make_axis_derivatives(p_.grid.spacing);
+    }
   }
 
   std::string backend() const override { return "cpu"; }
   std::string kernel() const override { return "reference"; }
-  std::int64_t allocated_bytes() const override { return 12 * layout_.elements() * 4; }
+  std::int64_t allocated_bytes() const override {
+    return (12 + (p_.layer == TtiLayer::cpml ? kCpmlFields : 0)) * layout_.elements() * 4;
+  }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
     receivers_ = nodes;
@@ -124,6 +166,7 @@ class CpuAcousticTti final : public Propagator {
       for (const auto& s : source)
         if (part.contains(s.node.i, s.node.j, s.node.k)) pn(s.node.i, s.node.j, s.node.k) += s.weight * amplitude;
     };
+    if (p_.layer == TtiLayer::cpml) update_psi();
     if (exchanging()) {
       overlapped_step(inject);
     } else {
@@ -266,6 +309,108 @@ class CpuAcousticTti final : public Propagator {
     cpu::apply_free_surfaces(f, p_.grid.shape, p_.free_surface, halo_span(p_.grid.shape, p_.halo));
   }
 
+  // --- The CPML layer (TtiLayer::cpml) ------------------------------------------------------
+  // Each axis c is stretched, d/dx_c -> (1/s_c) d/dx_c with 1/s_c f = f + conv_c(f) (pml/cpml.hpp,
+  // the recursive convolution of the isotropic CPML), inside and outside the tensor:
+  //   div(C grad f) -> sum_c (1/s_c) d_c F_c,   F_c = sum_e C_ce (1/s_e) d_e f = (C grad f)_c + V_c,
+  //   V = C psi,  psi_e = conv_e(d_e f)                      (from f^n, before the update)
+  //   (1/s_c) d_c F_c = L_c + zeta_c,  L_c = row_c + d_c V_c,  zeta_c = conv_c(L_c),
+  // with row_c the 73-point operator's row c (physics::tti_rows73) and d_c V_c an 8th-order first
+  // derivative, for both operators: C_perp with s = p + q (psi_s) and C_axis with p (psi_p). The
+  // memory fields are zero where their axis is not damped; inner points take the plain operator.
+  // Where the layer is elliptic (make_elliptic_layer) q is not driven (b = 0) and would keep the
+  // rate it entered with, so q also takes a damping term, kQDamping times the sponge's eta (zero
+  // at the layer's inner edge): measured, it drains the shear artefact left in the layer too.
+  // Per axis c: psi_s, psi_p, V_perp, V_axis (V = C psi, kept for its derivative), zeta_perp,
+  // zeta_axis.
+  static constexpr int kCpmlFields = 18;
+  static constexpr float kQDamping = 0.3f;
+  enum CpmlField { kPsiS = 0, kPsiP = 3, kVPerp = 6, kVAxis = 9, kZetaPerp = 12, kZetaAxis = 15 };
+  View3<float> cpml_field(int f, int axis) const { return view(cpml_[f + axis]); }
+
+  /// The profiles (a, b) of the three axes at (i, j, k).
+  void cpml_coefficients(int i, int j, int k, float (&a)[3], float (&b)[3]) const {
+    const size_t at[3] = {static_cast<size_t>(i), static_cast<size_t>(j), static_cast<size_t>(k)};
+    for (int c = 0; c < 3; ++c) {
+      a[c] = p_.cpml.a[c][at[c]];
+      b[c] = p_.cpml.b[c][at[c]];
+    }
+  }
+
+  template <class At>
+  float first_derivative(int axis, const At& at) const {
+    return axis == 0 ? pml::first_derivative8<0>(at, d1_)
+                     : (axis == 1 ? pml::first_derivative8<1>(at, d1_) : pml::first_derivative8<2>(at, d1_));
+  }
+
+  /// psi_s, psi_p from the current p, q at every layer point of the grid, and V = C psi (the
+  /// step's first pass: the update reads V around each point).
+  void update_psi() {
+    const Index3 n = p_.grid.shape;
+    const auto P = view(p1_), Q = view(q1_);
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int i = 0; i < n.i; ++i)
+      for (int j = 0; j < n.j; ++j)
+        for (int k = 0; k < n.k; ++k) {
+          if (inner_.contains(i, j, k)) continue;
+          float a[3], b[3];
+          cpml_coefficients(i, j, k, a, b);
+          const auto at_s = [&](int di, int dj, int dk) { return P(i + di, j + dj, k + dk) + Q(i + di, j + dj, k + dk); };
+          const auto at_p = [&](int di, int dj, int dk) { return P(i + di, j + dj, k + dk); };
+          float ps[3], pp[3];
+          for (int c = 0; c < 3; ++c) {
+            ps[c] = cpml_field(kPsiS, c)(i, j, k);
+            pp[c] = cpml_field(kPsiP, c)(i, j, k);
+            if (b[c] == 0.0f) continue;
+            ps[c] = a[c] * ps[c] + b[c] * first_derivative(c, at_s);
+            pp[c] = a[c] * pp[c] + b[c] * first_derivative(c, at_p);
+            cpml_field(kPsiS, c)(i, j, k) = ps[c];
+            cpml_field(kPsiP, c)(i, j, k) = pp[c];
+          }
+          // V_perp = (I - n n^T) psi_s, V_axis = n n^T psi_p / a.
+          const float n[3] = {view(nx_)(i, j, k), view(ny_)(i, j, k), view(nz_)(i, j, k)};
+          const float n_ps = n[0] * ps[0] + n[1] * ps[1] + n[2] * ps[2];
+          const float n_pp = (n[0] * pp[0] + n[1] * pp[1] + n[2] * pp[2]) * view(inv_a_)(i, j, k);
+          for (int c = 0; c < 3; ++c) {
+            cpml_field(kVPerp, c)(i, j, k) = ps[c] - n[c] * n_ps;
+            cpml_field(kVAxis, c)(i, j, k) = n[c] * n_pp;
+          }
+        }
+  }
+
+  /// The CPML update of layer point (i, j, k): both operators stretched, then the leapfrog.
+  void cpml_point(const TtiStepArgs& g, int i, int j, int k) {
+    const std::int64_t o = g.p.offset(i, j, k);
+    const TtiGlobalPoint pt{g, o};
+    const physics::TtiRows rows =
+        physics::tti_rows73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
+                            [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.stencil);
+    float a[3], b[3];
+    cpml_coefficients(i, j, k, a, b);
+    float perp = 0, axis = 0;
+    for (int c = 0; c < 3; ++c) {
+      const auto flux = [&](int field) {
+        const auto v = cpml_field(field, c);
+        return first_derivative(c, [&](int di, int dj, int dk) { return v(i + di, j + dj, k + dk); });
+      };
+      const float lp = rows.perp[c] + flux(kVPerp), la = rows.axis[c] + flux(kVAxis);
+      float& zp = cpml_field(kZetaPerp, c)(i, j, k);
+      float& za = cpml_field(kZetaAxis, c)(i, j, k);
+      if (b[c] != 0.0f) {
+        zp = a[c] * zp + b[c] * lp;
+        za = a[c] * za + b[c] * la;
+      }
+      perp += lp + zp;
+      axis += la + za;
+    }
+    const float v2 = load(g.v2dt2.origin + o);
+    float* const pn = g.p_next.origin + o;
+    float* const qn = g.q_next.origin + o;
+    *pn = physics::leapfrog(*pn, load(g.p.origin + o), v2, (1.0f / load(g.inv_a.origin + o)) * (perp + axis));
+    const float eta = kQDamping * (g.eta[0][i + 1] + g.eta[1][j + 1] + g.eta[2][k + 1]);
+    *qn = pml::pml_u_next(*qn, load(g.q.origin + o), v2, load(g.b.origin + o) * perp, 0.0f, eta);
+  }
+
   /// The TTI step at every point of `box` (kernels/tti_point.hpp).
   void update(const Box3& box) {
     if (box.empty()) return;
@@ -289,6 +434,18 @@ class CpuAcousticTti final : public Propagator {
     g.stencil = p_.stencil;
     g.inner = inner_;
     const Index3 lo = box.lo, hi = box.hi();
+    if (p_.layer == TtiLayer::cpml) {
+#pragma omp parallel for collapse(2) schedule(static)
+      for (int i = lo.i; i < hi.i; ++i)
+        for (int j = lo.j; j < hi.j; ++j)
+          for (int k = lo.k; k < hi.k; ++k) {
+            if (inner_.contains(i, j, k))
+              tti_update_point(g, i, j, k);
+            else
+              cpml_point(g, i, j, k);
+          }
+      return;
+    }
 #pragma omp parallel for collapse(2) schedule(static)
     for (int i = lo.i; i < hi.i; ++i)
       for (int j = lo.j; j < hi.j; ++j)
@@ -299,6 +456,8 @@ class CpuAcousticTti final : public Propagator {
   FieldLayout layout_;
   AlignedBuffer p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_;
   AlignedBuffer nx_, ny_, nz_, inv_a_;  // the medium per point, halo included (physics::TtiMediumPoint)
+  AlignedBuffer cpml_[kCpmlFields];     // TtiLayer::cpml: psi_s, psi_p, zeta_perp, zeta_axis per axis
+  pml::AxisDerivatives d1_{};
   Box3 inner_;
   HaloTransport* transport_ = nullptr;
   std::vector<float> halo_send_[6], halo_recv_[6];

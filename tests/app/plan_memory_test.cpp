@@ -4,8 +4,11 @@
 // free surface, not the CPU backend.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "app/plan.hpp"
 #include "kernels/backends.hpp"
+#include "kernels/tti_propagator.hpp"
 #include "physics/grid.hpp"
 #include "physics/view3.hpp"
 #include "test_support.hpp"
@@ -44,6 +47,21 @@ TEST(PlanMemory, CountsTheFieldsOfTheKernelAsked) {
   standard.mode = "standard";  // the CPML: single steps, nine fields
   const auto s = app::make_plan(standard);
   EXPECT_EQ(s.field_bytes, 9 * wavefield_bytes(s));
+}
+
+TEST(PlanMemory, TtiCountsWhatTheCpuPropagatorAllocates) {
+  // The sponge layer: 12 arrays; the CPML layer adds its 18 memory fields.
+  for (const char* layer : {"sponge", "cpml"}) {
+    auto c = testing::homogeneous_config({30, 24, 20}, 10, 2000, 15);
+    c.propagator = "acoustic_tti";
+    c.model.epsilon.constant = 0.1;
+    c.boundary.tti_layer = layer;
+    c.execution.backend = "cpu";
+    const auto plan = app::make_plan(c);
+    const auto prop = kernels::make_acoustic_tti(plan.tti_problem, "cpu", "auto");
+    EXPECT_EQ(plan.field_bytes, prop->allocated_bytes()) << layer;
+    EXPECT_EQ(plan.field_bytes, (std::string(layer) == "cpml" ? 30 : 12) * wavefield_bytes(plan)) << layer;
+  }
 }
 
 TEST(PlanMemory, OnlyTemporalIsATwoStepKernel) {

@@ -399,6 +399,13 @@ TEST(ConfigErrors, ReflectionOutsideOpenUnitIntervalIsRejected) {
                        {"boundary.pml.reflection (line 12)", "got 1", "(0, 1)"}));
 }
 
+TEST(ConfigErrors, UnknownTtiLayerIsRejected) {
+  EXPECT_TRUE(contains(error_of(kMinimal + "boundary:\n  pml: {tti: pml}\n"),
+                       {"boundary.pml.tti (line 12)", "pml", "sponge", "cpml"}));
+  EXPECT_EQ(parse_config(kMinimal + "boundary:\n  pml: {tti: cpml}\n", {}, "").boundary.tti_layer, "cpml");
+  EXPECT_EQ(parse_config(kMinimal, {}, "").boundary.tti_layer, "sponge");
+}
+
 TEST(ConfigErrors, NegativeSnapshotIntervalIsRejected) {
   EXPECT_TRUE(contains(error_of(kMinimal + "output:\n  snapshots:\n    every: -10\n"),
                        {"output.snapshots.every (line 13)", "-10", ">= 0"}));
