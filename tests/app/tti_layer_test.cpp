@@ -84,8 +84,9 @@ TEST(TtiLayer, StrongAnisotropyLeavesThroughTheLayerAndTheResidualDecays) {
 TEST(TtiLayer, CpmlStaysBoundedInStrongAnisotropyForObliqueAxes) {
   // The CPML over the anelliptic medium grew 8e6 times within 1.2 s at tilt 30, azimuth 20 (the
   // shear artefact's slowness surface is not convex where the axis is oblique to a face); with
-  // the layer elliptic at depth, over 3 s, when written: the last quarter held 0.3% (30, 20),
-  // 0.3% (60, 45) and 1% (0, 0) of the peak.
+  // the layer elliptic at depth (and q damped there) the residual decays over 3 s for these axes
+  // (over 5 s before q's damping: 0.3%, 0.2% and 1% of the peak in the last quarter,
+  // bench/results/2026-11-25-cpu-tti-cpml.md).
   for (const auto& [theta, phi] : {std::pair{30.0, 20.0}, std::pair{60.0, 45.0}, std::pair{0.0, 0.0}}) {
     SCOPED_TRACE("tilt " + std::to_string(theta) + ", azimuth " + std::to_string(phi));
     expect_decays(residual(theta, phi, "cpml", 3.0), 0.05);
