@@ -7,6 +7,7 @@
 
 #include "io/model_file.hpp"
 #include "kernels/backends.hpp"
+#include "kernels/tti_cpml.hpp"
 #include "physics/cfl.hpp"
 #include "physics/error.hpp"
 #include "physics/model.hpp"
@@ -191,14 +192,19 @@ std::int64_t estimate_field_bytes(const Index3& shape, pml::PmlKind kind, bool t
   return kernels::iso_wavefield_arrays(kind, two_step) * layout.elements() * static_cast<std::int64_t>(sizeof(float));
 }
 
-std::int64_t estimate_tti_bytes(const Index3& shape, kernels::TtiLayer layer) {
-  const auto layout = physics::FieldLayout::make({{0, 0, 0}, shape}, physics::kRadius);
+std::int64_t estimate_tti_bytes(const kernels::AcousticTtiProblem& t) {
+  const auto layout = physics::FieldLayout::make({{0, 0, 0}, t.grid.shape}, physics::kRadius);
   // p, q at two time levels, two auxiliary fields, (v dt)^2, b and the medium nx, ny, nz, 1/a.
   // A CUDA family that reads the split form's centre weights (swic_split, named explicitly) adds
   // two arrays; the CUDA propagator checks the real total against the GPU before allocating. The
-  // CPU CPML layer adds its 18 memory fields (whole-grid arrays for now).
-  const int arrays = 12 + (layer == kernels::TtiLayer::cpml ? 18 : 0);
-  return arrays * layout.elements() * static_cast<std::int64_t>(sizeof(float));
+  // CPML layer adds its memory fields over the layer's points (kernels/tti_cpml.hpp).
+  std::int64_t floats = 12 * layout.elements();
+  if (t.layer == kernels::TtiLayer::cpml) {
+    const auto regions = kernels::problem_regions(t);
+    const physics::Box3 inner = regions.front().is_pml ? physics::Box3{} : regions.front().box;
+    floats += kernels::kTtiCpmlFields * kernels::LayerIndex::make(t.grid.shape, inner).count;
+  }
+  return floats * static_cast<std::int64_t>(sizeof(float));
 }
 
 RunPlan make_plan(const io::Config& c) {
@@ -416,7 +422,7 @@ RunPlan make_plan(const io::Config& c) {
   const bool two_step = backend != "cpu" && kernels::two_step_kernel(plan.problem, c.execution.kernel) &&
                         (backend != "auto" || kernels::resolve_backend("auto") == "cuda");
   plan.field_bytes =
-      plan.tti ? estimate_tti_bytes(grid.shape, plan.tti_problem.layer) : estimate_field_bytes(grid.shape, plan.problem.pml_kind, two_step);
+      plan.tti ? estimate_tti_bytes(plan.tti_problem) : estimate_field_bytes(grid.shape, plan.problem.pml_kind, two_step);
   plan.memory_bytes = plan.field_bytes + static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
   return plan;
 }

@@ -20,6 +20,7 @@
 #include "kernels/cpu/denormals.hpp"
 #include "kernels/cpu/field_ops.hpp"
 #include "kernels/halo.hpp"
+#include "kernels/tti_cpml.hpp"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/error.hpp"
@@ -143,7 +144,8 @@ class CpuAcousticTti final : public Propagator {
     if (p_.layer == TtiLayer::cpml) {
       if (p_.halo.any())
         throw std::invalid_argument("acoustic_tti: the CPML layer runs on one rank for now (no halo exchange of its fields)");
-      for (auto& f : cpml_) f = AlignedBuffer(layout_.elements());
+      layer_ = LayerIndex::make(p_.grid.shape, inner_);
+      for (auto& f : cpml_) f = AlignedBuffer(layer_.count);
       d1_ = pml::make_axis_derivatives(p_.grid.spacing);
     }
   }
@@ -151,7 +153,7 @@ class CpuAcousticTti final : public Propagator {
   std::string backend() const override { return "cpu"; }
   std::string kernel() const override { return "reference"; }
   std::int64_t allocated_bytes() const override {
-    return (12 + (p_.layer == TtiLayer::cpml ? kCpmlFields : 0)) * layout_.elements() * 4;
+    return (12 * layout_.elements() + (p_.layer == TtiLayer::cpml ? kTtiCpmlFields * layer_.count : 0)) * 4;
   }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
@@ -309,24 +311,15 @@ class CpuAcousticTti final : public Propagator {
     cpu::apply_free_surfaces(f, p_.grid.shape, p_.free_surface, halo_span(p_.grid.shape, p_.halo));
   }
 
-  // --- The CPML layer (TtiLayer::cpml) ------------------------------------------------------
-  // Each axis c is stretched, d/dx_c -> (1/s_c) d/dx_c with 1/s_c f = f + conv_c(f) (pml/cpml.hpp,
-  // the recursive convolution of the isotropic CPML), inside and outside the tensor:
-  //   div(C grad f) -> sum_c (1/s_c) d_c F_c,   F_c = sum_e C_ce (1/s_e) d_e f = (C grad f)_c + V_c,
-  //   V = C psi,  psi_e = conv_e(d_e f)                      (from f^n, before the update)
-  //   (1/s_c) d_c F_c = L_c + zeta_c,  L_c = row_c + d_c V_c,  zeta_c = conv_c(L_c),
-  // with row_c the 73-point operator's row c (physics::tti_rows73) and d_c V_c an 8th-order first
-  // derivative, for both operators: C_perp with s = p + q (psi_s) and C_axis with p (psi_p). The
-  // memory fields are zero where their axis is not damped; inner points take the plain operator.
-  // Where the layer is elliptic (make_elliptic_layer) q is not driven (b = 0) and would keep the
-  // rate it entered with, so q also takes a damping term, kQDamping times the sponge's eta (zero
-  // at the layer's inner edge): measured, it drains the shear artefact left in the layer too.
-  // Per axis c: psi_s, psi_p, V_perp, V_axis (V = C psi, kept for its derivative), zeta_perp,
-  // zeta_axis.
-  static constexpr int kCpmlFields = 18;
-  static constexpr float kQDamping = 0.3f;
-  enum CpmlField { kPsiS = 0, kPsiP = 3, kVPerp = 6, kVAxis = 9, kZetaPerp = 12, kZetaAxis = 15 };
-  View3<float> cpml_field(int f, int axis) const { return view(cpml_[f + axis]); }
+  // --- The CPML layer (TtiLayer::cpml; formulas and field layout in kernels/tti_cpml.hpp) ------
+  // Each axis c is stretched, d/dx_c -> (1/s_c) d/dx_c with 1/s_c f = f + conv_c(f) (the isotropic
+  // CPML's recursive convolution, pml/cpml.hpp), inside and outside the tensor:
+  //   div(C grad f) -> sum_c (1/s_c) d_c F_c,  F_c = sum_e C_ce (1/s_e) d_e f = (C grad f)_c + V_c,
+  // for both operators: C_perp with s = p + q and C_axis with p. Its fields live on the layer's
+  // points only (LayerIndex); inner points take the plain operator.
+
+  /// Field f, axis c of the layer point with compact index x.
+  float& layer_field(int f, int c, std::int64_t x) { return cpml_[f + c].data()[x]; }
 
   /// The profiles (a, b) of the three axes at (i, j, k).
   void cpml_coefficients(int i, int j, int k, float (&a)[3], float (&b)[3]) const {
@@ -337,14 +330,8 @@ class CpuAcousticTti final : public Propagator {
     }
   }
 
-  template <class At>
-  float first_derivative(int axis, const At& at) const {
-    return axis == 0 ? pml::first_derivative8<0>(at, d1_)
-                     : (axis == 1 ? pml::first_derivative8<1>(at, d1_) : pml::first_derivative8<2>(at, d1_));
-  }
-
-  /// psi_s, psi_p from the current p, q at every layer point of the grid, and V = C psi (the
-  /// step's first pass: the update reads V around each point).
+  /// The step's first pass: psi from the current p, q and V = C psi at every layer point (the
+  /// update reads V around each point).
   void update_psi() {
     const Index3 n = p_.grid.shape;
     const auto P = view(p1_), Q = view(q1_);
@@ -352,63 +339,61 @@ class CpuAcousticTti final : public Propagator {
     for (int i = 0; i < n.i; ++i)
       for (int j = 0; j < n.j; ++j)
         for (int k = 0; k < n.k; ++k) {
-          if (inner_.contains(i, j, k)) continue;
-          float a[3], b[3];
+          const std::int64_t x = layer_(i, j, k);
+          if (x < 0) continue;
+          float a[3], b[3], ps[3], pp[3], vp[3], va[3];
           cpml_coefficients(i, j, k, a, b);
           const auto at_s = [&](int di, int dj, int dk) { return P(i + di, j + dj, k + dk) + Q(i + di, j + dj, k + dk); };
           const auto at_p = [&](int di, int dj, int dk) { return P(i + di, j + dj, k + dk); };
-          float ps[3], pp[3];
           for (int c = 0; c < 3; ++c) {
-            ps[c] = cpml_field(kPsiS, c)(i, j, k);
-            pp[c] = cpml_field(kPsiP, c)(i, j, k);
-            if (b[c] == 0.0f) continue;
-            ps[c] = a[c] * ps[c] + b[c] * first_derivative(c, at_s);
-            pp[c] = a[c] * pp[c] + b[c] * first_derivative(c, at_p);
-            cpml_field(kPsiS, c)(i, j, k) = ps[c];
-            cpml_field(kPsiP, c)(i, j, k) = pp[c];
+            float& psi_s = layer_field(kPsiS, c, x);
+            float& psi_p = layer_field(kPsiP, c, x);
+            if (b[c] != 0.0f) {  // zero where axis c is not damped
+              psi_s = cpml_psi_next(c, psi_s, a[c], b[c], at_s, d1_);
+              psi_p = cpml_psi_next(c, psi_p, a[c], b[c], at_p, d1_);
+            }
+            ps[c] = psi_s;
+            pp[c] = psi_p;
           }
-          // V_perp = (I - n n^T) psi_s, V_axis = n n^T psi_p / a.
-          const float n[3] = {view(nx_)(i, j, k), view(ny_)(i, j, k), view(nz_)(i, j, k)};
-          const float n_ps = n[0] * ps[0] + n[1] * ps[1] + n[2] * ps[2];
-          const float n_pp = (n[0] * pp[0] + n[1] * pp[1] + n[2] * pp[2]) * view(inv_a_)(i, j, k);
+          const physics::TtiMediumPoint m{view(nx_)(i, j, k), view(ny_)(i, j, k), view(nz_)(i, j, k), view(inv_a_)(i, j, k)};
+          tti_stretch_fluxes(m, ps, pp, vp, va);
           for (int c = 0; c < 3; ++c) {
-            cpml_field(kVPerp, c)(i, j, k) = ps[c] - n[c] * n_ps;
-            cpml_field(kVAxis, c)(i, j, k) = n[c] * n_pp;
+            layer_field(kVPerp, c, x) = vp[c];
+            layer_field(kVAxis, c, x) = va[c];
           }
         }
   }
 
-  /// The CPML update of layer point (i, j, k): both operators stretched, then the leapfrog.
-  void cpml_point(const TtiStepArgs& g, int i, int j, int k) {
+  /// The CPML update of layer point (i, j, k), compact index x.
+  void cpml_point(const TtiStepArgs& g, int i, int j, int k, std::int64_t x) {
     const std::int64_t o = g.p.offset(i, j, k);
     const TtiGlobalPoint pt{g, o};
     const physics::TtiRows rows =
         physics::tti_rows73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
                             [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.stencil);
-    float a[3], b[3];
+    float a[3], b[3], dv_perp[3], dv_axis[3], zeta_perp[3], zeta_axis[3];
     cpml_coefficients(i, j, k, a, b);
-    float perp = 0, axis = 0;
     for (int c = 0; c < 3; ++c) {
-      const auto flux = [&](int field) {
-        const auto v = cpml_field(field, c);
-        return first_derivative(c, [&](int di, int dj, int dk) { return v(i + di, j + dj, k + dk); });
+      // V is zero outside the layer (inner points, beyond the grid).
+      const auto derivative = [&](int field) {
+        return first_derivative8(c, [&](int di, int dj, int dk) {
+          const std::int64_t y = layer_(i + di, j + dj, k + dk);
+          return y < 0 ? 0.0f : layer_field(field, c, y);
+        }, d1_);
       };
-      const float lp = rows.perp[c] + flux(kVPerp), la = rows.axis[c] + flux(kVAxis);
-      float& zp = cpml_field(kZetaPerp, c)(i, j, k);
-      float& za = cpml_field(kZetaAxis, c)(i, j, k);
-      if (b[c] != 0.0f) {
-        zp = a[c] * zp + b[c] * lp;
-        za = a[c] * za + b[c] * la;
-      }
-      perp += lp + zp;
-      axis += la + za;
+      dv_perp[c] = derivative(kVPerp);
+      dv_axis[c] = derivative(kVAxis);
+      zeta_perp[c] = layer_field(kZetaPerp, c, x);
+      zeta_axis[c] = layer_field(kZetaAxis, c, x);
     }
-    const float v2 = load(g.v2dt2.origin + o);
-    float* const pn = g.p_next.origin + o;
-    float* const qn = g.q_next.origin + o;
-    *pn = physics::leapfrog(*pn, load(g.p.origin + o), v2, (1.0f / load(g.inv_a.origin + o)) * (perp + axis));
-    const float eta = kQDamping * (g.eta[0][i + 1] + g.eta[1][j + 1] + g.eta[2][k + 1]);
-    *qn = pml::pml_u_next(*qn, load(g.q.origin + o), v2, load(g.b.origin + o) * perp, 0.0f, eta);
+    const TtiStretched op = tti_stretched_operators(rows, dv_perp, dv_axis, a, b, zeta_perp, zeta_axis);
+    for (int c = 0; c < 3; ++c) {
+      layer_field(kZetaPerp, c, x) = zeta_perp[c];
+      layer_field(kZetaAxis, c, x) = zeta_axis[c];
+    }
+    tti_cpml_update(op, load(g.p.origin + o), load(g.q.origin + o), load(g.v2dt2.origin + o),
+                    load(g.inv_a.origin + o), load(g.b.origin + o), g.eta[0][i + 1] + g.eta[1][j + 1] + g.eta[2][k + 1],
+                    g.p_next.origin + o, g.q_next.origin + o);
   }
 
   /// The TTI step at every point of `box` (kernels/tti_point.hpp).
@@ -439,10 +424,11 @@ class CpuAcousticTti final : public Propagator {
       for (int i = lo.i; i < hi.i; ++i)
         for (int j = lo.j; j < hi.j; ++j)
           for (int k = lo.k; k < hi.k; ++k) {
-            if (inner_.contains(i, j, k))
+            const std::int64_t x = layer_(i, j, k);
+            if (x < 0)
               tti_update_point(g, i, j, k);
             else
-              cpml_point(g, i, j, k);
+              cpml_point(g, i, j, k, x);
           }
       return;
     }
@@ -456,7 +442,8 @@ class CpuAcousticTti final : public Propagator {
   FieldLayout layout_;
   AlignedBuffer p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_;
   AlignedBuffer nx_, ny_, nz_, inv_a_;  // the medium per point, halo included (physics::TtiMediumPoint)
-  AlignedBuffer cpml_[kCpmlFields];     // TtiLayer::cpml: psi_s, psi_p, zeta_perp, zeta_axis per axis
+  LayerIndex layer_{};                     // TtiLayer::cpml: the layer's points
+  AlignedBuffer cpml_[kTtiCpmlFields];     // its memory fields (kernels/tti_cpml.hpp)
   pml::AxisDerivatives d1_{};
   Box3 inner_;
   HaloTransport* transport_ = nullptr;

@@ -50,17 +50,20 @@ TEST(PlanMemory, CountsTheFieldsOfTheKernelAsked) {
 }
 
 TEST(PlanMemory, TtiCountsWhatTheCpuPropagatorAllocates) {
-  // The sponge layer: 12 arrays; the CPML layer adds its 18 memory fields.
+  // The sponge layer: 12 arrays; the CPML layer adds 18 memory fields over the layer's points
+  // (the grid less its inner box: 50 x 44 x 40 less 30 x 24 x 20 with a 10-point layer).
   for (const char* layer : {"sponge", "cpml"}) {
     auto c = testing::homogeneous_config({30, 24, 20}, 10, 2000, 15);
     c.propagator = "acoustic_tti";
     c.model.epsilon.constant = 0.1;
     c.boundary.tti_layer = layer;
+    c.boundary.pml_width = 10;
     c.execution.backend = "cpu";
     const auto plan = app::make_plan(c);
     const auto prop = kernels::make_acoustic_tti(plan.tti_problem, "cpu", "auto");
     EXPECT_EQ(plan.field_bytes, prop->allocated_bytes()) << layer;
-    EXPECT_EQ(plan.field_bytes, (std::string(layer) == "cpml" ? 30 : 12) * wavefield_bytes(plan)) << layer;
+    const std::int64_t layer_bytes = std::string(layer) == "cpml" ? 18 * (50 * 44 * 40 - 30 * 24 * 20) * 4 : 0;
+    EXPECT_EQ(plan.field_bytes, 12 * wavefield_bytes(plan) + layer_bytes) << layer;
   }
 }
 

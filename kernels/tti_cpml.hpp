@@ -1,0 +1,134 @@
+// The CPML layer of the acoustic TTI propagator (TtiLayer::cpml; docs/tti.md, "CPML layer"): where
+// its memory fields live (the layer's points only) and the formulas of its two passes, defined once
+// for the CPU reference (kernels/cpu/acoustic_tti_cpu.cpp) and the backends that take it up later.
+//   pass 1, every layer point:  psi_e <- a_e psi_e + b_e d_e f  (f = p + q and f = p),  V = C psi
+//   pass 2, every layer point:  L_c = row_c + d_c V_c,  zeta_c <- a_c zeta_c + b_c L_c,
+//                               div(C grad f) -> sum_c (L_c + zeta_c)
+// with row_c the 73-point operator's row (physics::tti_rows73) and d_c an 8th-order first
+// derivative. Where the layer is elliptic (make_elliptic_layer) q is not driven and takes a
+// damping term instead (kQDamping).
+#pragma once
+#include <cstdint>
+
+#include "physics/box3.hpp"
+#include "physics/host_device.hpp"
+#include "physics/tti.hpp"
+#include "pml/cpml.hpp"
+#include "pml/pml_update.hpp"
+
+namespace minimod::kernels {
+
+/// Compact index of the layer, the grid points outside `inner`, as six slabs in this order: the
+/// i faces over the whole (j, k) plane, the j faces over the inner i range, the k faces over the
+/// inner i and j ranges. An empty `inner` puts the whole grid in the layer.
+struct LayerIndex {
+  physics::Index3 n;
+  physics::Box3 inner;
+  std::int64_t start[6] = {};  // first index of each slab
+  std::int64_t count = 0;      // points in the layer
+
+  static LayerIndex make(const physics::Index3& n, const physics::Box3& inner) {
+    LayerIndex x{n, inner.empty() ? physics::Box3{} : inner};
+    const physics::Index3 lo = x.inner.lo, hi = x.inner.hi(), in = x.inner.n;
+    const std::int64_t plane = static_cast<std::int64_t>(n.j) * n.k;
+    const std::int64_t sizes[6] = {lo.i * plane,
+                                   (n.i - hi.i) * plane,
+                                   static_cast<std::int64_t>(in.i) * lo.j * n.k,
+                                   static_cast<std::int64_t>(in.i) * (n.j - hi.j) * n.k,
+                                   static_cast<std::int64_t>(in.i) * in.j * lo.k,
+                                   static_cast<std::int64_t>(in.i) * in.j * (n.k - hi.k)};
+    for (int s = 0; s < 6; ++s) {
+      x.start[s] = x.count;
+      x.count += sizes[s];
+    }
+    return x;
+  }
+
+  /// The point's index, or -1 outside the grid or inside `inner`.
+  MM_HOST_DEVICE std::int64_t operator()(int i, int j, int k) const {
+    if (i < 0 || j < 0 || k < 0 || i >= n.i || j >= n.j || k >= n.k) return -1;
+    const physics::Index3 lo = inner.lo, hi = inner.hi(), in = inner.n;
+    if (i < lo.i) return start[0] + (static_cast<std::int64_t>(i) * n.j + j) * n.k + k;
+    if (i >= hi.i) return start[1] + (static_cast<std::int64_t>(i - hi.i) * n.j + j) * n.k + k;
+    const std::int64_t ii = i - lo.i;
+    if (j < lo.j) return start[2] + (ii * lo.j + j) * n.k + k;
+    if (j >= hi.j) return start[3] + (ii * (n.j - hi.j) + (j - hi.j)) * n.k + k;
+    const std::int64_t row = ii * in.j + (j - lo.j);
+    if (k < lo.k) return start[4] + row * lo.k + k;
+    if (k >= hi.k) return start[5] + row * (n.k - hi.k) + (k - hi.k);
+    return -1;
+  }
+};
+
+/// The layer's memory fields, per axis c: psi of s = p + q and of p, V = C psi of both tensors
+/// (kept for their derivative), zeta of both operators.
+enum TtiCpmlField { kPsiS = 0, kPsiP = 3, kVPerp = 6, kVAxis = 9, kZetaPerp = 12, kZetaAxis = 15 };
+constexpr int kTtiCpmlFields = 18;
+
+/// q's damping where the layer is elliptic, as a fraction of the sponge's eta (zero at the layer's
+/// inner edge): q is not driven there (b = 0) and would keep the rate it entered with; measured,
+/// it also drains the shear artefact left in the layer (bench/results/2026-11-25-cpu-tti-cpml.md).
+constexpr float kQDamping = 0.3f;
+
+/// d f / dx_axis, 8th order, for a runtime axis.
+template <class At>
+MM_HOST_DEVICE MM_FORCE_INLINE float first_derivative8(int axis, const At& at, const pml::AxisDerivatives& w) {
+  return axis == 0 ? pml::first_derivative8<0>(at, w)
+                   : (axis == 1 ? pml::first_derivative8<1>(at, w) : pml::first_derivative8<2>(at, w));
+}
+
+/// psi <- a psi + b df/dx_axis (pml::cpml_psi_next) for a runtime axis.
+template <class At>
+MM_HOST_DEVICE MM_FORCE_INLINE float cpml_psi_next(int axis, float psi, float a, float b, const At& at,
+                                                   const pml::AxisDerivatives& w) {
+  return axis == 0 ? pml::cpml_psi_next<0>(psi, a, b, at, w)
+                   : (axis == 1 ? pml::cpml_psi_next<1>(psi, a, b, at, w) : pml::cpml_psi_next<2>(psi, a, b, at, w));
+}
+
+/// V = C psi of both tensors at one point: V_perp = (I - n n^T) psi_s, V_axis = n n^T psi_p / a.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_stretch_fluxes(const physics::TtiMediumPoint& m, const float (&psi_s)[3],
+                                                      const float (&psi_p)[3], float (&v_perp)[3],
+                                                      float (&v_axis)[3]) {
+  const float n[3] = {m.nx, m.ny, m.nz};
+  const float n_s = n[0] * psi_s[0] + n[1] * psi_s[1] + n[2] * psi_s[2];
+  const float n_p = (n[0] * psi_p[0] + n[1] * psi_p[1] + n[2] * psi_p[2]) * m.inv_a;
+  for (int c = 0; c < 3; ++c) {
+    v_perp[c] = psi_s[c] - n[c] * n_s;
+    v_axis[c] = n[c] * n_p;
+  }
+}
+
+/// Both stretched operators of a layer point, div(C_perp grad s) and div(C_axis grad p), from its
+/// rows and the derivatives d_c V_c (dv_perp, dv_axis), with the profiles (a_c, b_c) there;
+/// updates zeta (zeta_perp, zeta_axis) in place, which stays 0 where b_c = 0.
+struct TtiStretched {
+  float perp, axis;
+};
+MM_HOST_DEVICE MM_FORCE_INLINE TtiStretched tti_stretched_operators(const physics::TtiRows& rows,
+                                                                  const float (&dv_perp)[3],
+                                                                  const float (&dv_axis)[3], const float (&a)[3],
+                                                                  const float (&b)[3], float (&zeta_perp)[3],
+                                                                  float (&zeta_axis)[3]) {
+  TtiStretched out{0, 0};
+  for (int c = 0; c < 3; ++c) {
+    const float lp = rows.perp[c] + dv_perp[c], la = rows.axis[c] + dv_axis[c];
+    if (b[c] != 0.0f) {
+      zeta_perp[c] = a[c] * zeta_perp[c] + b[c] * lp;
+      zeta_axis[c] = a[c] * zeta_axis[c] + b[c] * la;
+    }
+    out.perp += lp + zeta_perp[c];
+    out.axis += la + zeta_axis[c];
+  }
+  return out;
+}
+
+/// p_next and q_next of a layer point from the stretched operators (*p_next, *q_next hold time
+/// level n - 1 on entry): p by leapfrog, q damped by kQDamping times the sponge's eta there.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_update(const TtiStretched& op, float p, float q, float v2dt2,
+                                                   float inv_a, float b, float sponge_eta, float* p_next,
+                                                   float* q_next) {
+  *p_next = physics::leapfrog(*p_next, p, v2dt2, (1.0f / inv_a) * (op.perp + op.axis));
+  *q_next = pml::pml_u_next(*q_next, q, v2dt2, b * op.perp, 0.0f, kQDamping * sponge_eta);
+}
+
+}  // namespace minimod::kernels

@@ -1,0 +1,44 @@
+// The TTI CPML layer's field layout (kernels/tti_cpml.hpp, LayerIndex): every point of the layer
+// (the grid outside the inner box) has its own index in [0, count), and no other point has one,
+// for layers on all faces, on some faces only (a free surface) and for a grid that is all layer.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "kernels/tti_cpml.hpp"
+
+namespace minimod {
+namespace {
+
+using physics::Box3;
+using physics::Index3;
+
+void expect_one_index_per_layer_point(const Index3& n, const Box3& inner) {
+  const kernels::LayerIndex layer = kernels::LayerIndex::make(n, inner);
+  const Box3 grid{{0, 0, 0}, n};
+  EXPECT_EQ(layer.count, grid.points() - inner.points());
+  std::vector<int> seen(static_cast<size_t>(layer.count), 0);
+  for (int i = -2; i < n.i + 2; ++i)
+    for (int j = -2; j < n.j + 2; ++j)
+      for (int k = -2; k < n.k + 2; ++k) {
+        const std::int64_t x = layer(i, j, k);
+        const bool in_grid = i >= 0 && j >= 0 && k >= 0 && i < n.i && j < n.j && k < n.k;
+        if (!in_grid || inner.contains(i, j, k)) {
+          EXPECT_EQ(x, -1) << i << " " << j << " " << k;
+          continue;
+        }
+        ASSERT_GE(x, 0) << i << " " << j << " " << k;
+        ASSERT_LT(x, layer.count) << i << " " << j << " " << k;
+        ++seen[static_cast<size_t>(x)];
+      }
+  for (size_t x = 0; x < seen.size(); ++x) ASSERT_EQ(seen[x], 1) << "index " << x;
+}
+
+TEST(TtiCpmlLayer, EveryLayerPointHasItsOwnIndex) {
+  expect_one_index_per_layer_point({13, 11, 9}, {{3, 2, 4}, {6, 5, 3}});  // all faces, uneven
+  expect_one_index_per_layer_point({10, 12, 14}, {{0, 3, 3}, {7, 6, 11}});  // no layer at x-, z+
+  expect_one_index_per_layer_point({6, 5, 4}, Box3{});                     // all layer
+}
+
+}  // namespace
+}  // namespace minimod
