@@ -200,9 +200,7 @@ std::int64_t estimate_tti_bytes(const kernels::AcousticTtiProblem& t) {
   // CPML layer adds its memory fields over the layer's points (kernels/tti_cpml.hpp).
   std::int64_t floats = 12 * layout.elements();
   if (t.layer == kernels::TtiLayer::cpml) {
-    const auto regions = kernels::problem_regions(t);
-    const physics::Box3 inner = regions.front().is_pml ? physics::Box3{} : regions.front().box;
-    floats += kernels::kTtiCpmlFields * kernels::LayerIndex::make(t.grid.shape, inner).count;
+    floats += kernels::kTtiCpmlFields * kernels::LayerIndex::make(t.grid.shape, kernels::inner_box(t)).count;
   }
   return floats * static_cast<std::int64_t>(sizeof(float));
 }

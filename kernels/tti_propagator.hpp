@@ -80,6 +80,10 @@ void make_elliptic_layer(AcousticTtiProblem& problem);
 /// problem.regions, or the regions of the whole grid when it names none.
 std::vector<pml::Region> problem_regions(const AcousticTtiProblem& problem);
 
+/// The inner box of problem_regions (empty when the whole grid is layer): points outside it take
+/// the layer's update.
+physics::Box3 inner_box(const AcousticTtiProblem& problem);
+
 /// The box theta, phi and a cover: the grid grown by the stencil radius on every side.
 physics::Box3 medium_box(const physics::Grid& grid);
 

@@ -64,6 +64,11 @@ std::vector<pml::Region> problem_regions(const AcousticTtiProblem& p) {
   return p.regions.empty() ? pml::make_regions(p.grid.shape, p.pml) : p.regions;
 }
 
+physics::Box3 inner_box(const AcousticTtiProblem& p) {
+  const auto regions = problem_regions(p);
+  return regions.front().is_pml ? physics::Box3{} : regions.front().box;
+}
+
 void fill_tti_medium(const AcousticTtiProblem& p, const physics::FieldLayout& layout, float* nx, float* ny,
                      float* nz, float* inv_a) {
   const physics::Box3 m = medium_box(p.grid);
@@ -139,8 +144,7 @@ class CpuAcousticTti final : public Propagator {
           vb(i, j, k) = p_.b[o];
         }
     fill_tti_medium(p_, layout_, nx_.data(), ny_.data(), nz_.data(), inv_a_.data());
-    const auto regions = problem_regions(p_);
-    inner_ = regions.front().is_pml ? Box3{} : regions.front().box;
+    inner_ = inner_box(p_);
     if (p_.layer == TtiLayer::cpml) {
       if (p_.halo.any())
         throw std::invalid_argument("acoustic_tti: the CPML layer runs on one rank for now (no halo exchange of its fields)");
