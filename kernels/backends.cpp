@@ -55,8 +55,6 @@ std::string resolve_backend(const std::string& requested) {
 std::unique_ptr<Propagator> make_acoustic_tti(const AcousticTtiProblem& problem, const std::string& backend,
                                               const std::string& kernel) {
   if (backend == "cpu") return make_cpu_acoustic_tti(problem);
-  if (problem.layer == TtiLayer::cpml)
-    throw ConfigError("config error: boundary.pml.tti: cpml runs on the CPU backend only for now");
 #if defined(MINIMOD_HAVE_CUDA)
   if (backend == "cuda") return cuda::make_cuda_acoustic_tti(problem, kernel);
 #else

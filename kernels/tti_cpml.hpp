@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 
+#include "kernels/tti_point.hpp"
 #include "physics/box3.hpp"
 #include "physics/host_device.hpp"
 #include "physics/tti.hpp"
@@ -129,6 +130,81 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_update(const TtiStretched& op, floa
                                                    float* q_next) {
   *p_next = physics::leapfrog(*p_next, p, v2dt2, (1.0f / inv_a) * (op.perp + op.axis));
   *q_next = pml::pml_u_next(*q_next, q, v2dt2, b * op.perp, 0.0f, kQDamping * sponge_eta);
+}
+
+/// The layer's fields and profiles as a step reads them (host or device pointers).
+struct TtiCpmlArgs {
+  LayerIndex layer;
+  float* fields = nullptr;           // kTtiCpmlFields arrays of layer.count floats, one after another
+  const float* a[3] = {};            // CPML profiles per axis, by grid index (pml::CpmlProfiles)
+  const float* b[3] = {};
+  pml::AxisDerivatives d1{};
+  /// Field f (TtiCpmlField), axis c, at compact index x.
+  MM_HOST_DEVICE MM_FORCE_INLINE float& at(int f, int c, std::int64_t x) const {
+    return fields[(f + c) * layer.count + x];
+  }
+};
+
+/// Pass 1 at grid point (i, j, k) (nothing outside the layer): psi from the current p, q, then V.
+MM_HOST_DEVICE inline void tti_cpml_psi_point(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k) {
+  const std::int64_t x = c.layer(i, j, k);
+  if (x < 0) return;
+  const std::int64_t o = g.p.offset(i, j, k);
+  const TtiGlobalPoint pt{g, o};
+  const auto at_s = [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).s; };
+  const auto at_p = [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).p; };
+  const int idx[3] = {i, j, k};
+  float psi_s[3], psi_p[3], v_perp[3], v_axis[3];
+  for (int e = 0; e < 3; ++e) {
+    psi_s[e] = c.at(kPsiS, e, x);
+    psi_p[e] = c.at(kPsiP, e, x);
+    const float a = c.a[e][idx[e]], b = c.b[e][idx[e]];
+    if (b == 0.0f) continue;  // zero where axis e is not damped
+    psi_s[e] = cpml_psi_next(e, psi_s[e], a, b, at_s, c.d1);
+    psi_p[e] = cpml_psi_next(e, psi_p[e], a, b, at_p, c.d1);
+    c.at(kPsiS, e, x) = psi_s[e];
+    c.at(kPsiP, e, x) = psi_p[e];
+  }
+  tti_stretch_fluxes(pt.medium(0, 0, 0), psi_s, psi_p, v_perp, v_axis);
+  for (int e = 0; e < 3; ++e) {
+    c.at(kVPerp, e, x) = v_perp[e];
+    c.at(kVAxis, e, x) = v_axis[e];
+  }
+}
+
+/// Pass 2 at layer point (i, j, k), compact index x: the stretched operators and the update.
+MM_HOST_DEVICE inline void tti_cpml_layer_point(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k,
+                                                std::int64_t x) {
+  const std::int64_t o = g.p.offset(i, j, k);
+  const TtiGlobalPoint pt{g, o};
+  const physics::TtiRows rows =
+      physics::tti_rows73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
+                          [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.stencil);
+  const int idx[3] = {i, j, k};
+  float a[3], b[3], dv_perp[3], dv_axis[3], zeta_perp[3], zeta_axis[3];
+  for (int e = 0; e < 3; ++e) {
+    a[e] = c.a[e][idx[e]];
+    b[e] = c.b[e][idx[e]];
+    // V is zero outside the layer (inner points, beyond the grid).
+    const auto derivative = [&](int field) {
+      return first_derivative8(e, [&](int di, int dj, int dk) {
+        const std::int64_t y = c.layer(i + di, j + dj, k + dk);
+        return y < 0 ? 0.0f : c.at(field, e, y);
+      }, c.d1);
+    };
+    dv_perp[e] = derivative(kVPerp);
+    dv_axis[e] = derivative(kVAxis);
+    zeta_perp[e] = c.at(kZetaPerp, e, x);
+    zeta_axis[e] = c.at(kZetaAxis, e, x);
+  }
+  const TtiStretched op = tti_stretched_operators(rows, dv_perp, dv_axis, a, b, zeta_perp, zeta_axis);
+  for (int e = 0; e < 3; ++e) {
+    c.at(kZetaPerp, e, x) = zeta_perp[e];
+    c.at(kZetaAxis, e, x) = zeta_axis[e];
+  }
+  tti_cpml_update(op, load(g.p.origin + o), load(g.q.origin + o), load(g.v2dt2.origin + o), load(g.inv_a.origin + o),
+                  load(g.b.origin + o), g.eta[0][i + 1] + g.eta[1][j + 1] + g.eta[2][k + 1], g.p_next.origin + o,
+                  g.q_next.origin + o);
 }
 
 }  // namespace minimod::kernels

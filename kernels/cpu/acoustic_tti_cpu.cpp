@@ -148,16 +148,21 @@ class CpuAcousticTti final : public Propagator {
     if (p_.layer == TtiLayer::cpml) {
       if (p_.halo.any())
         throw std::invalid_argument("acoustic_tti: the CPML layer runs on one rank for now (no halo exchange of its fields)");
-      layer_ = LayerIndex::make(p_.grid.shape, inner_);
-      for (auto& f : cpml_) f = AlignedBuffer(layer_.count);
-      d1_ = pml::make_axis_derivatives(p_.grid.spacing);
+      cpml_.layer = LayerIndex::make(p_.grid.shape, inner_);
+      cpml_fields_ = AlignedBuffer(std::max<std::int64_t>(1, kTtiCpmlFields * cpml_.layer.count));
+      cpml_.fields = cpml_fields_.data();
+      for (int c = 0; c < 3; ++c) {
+        cpml_.a[c] = p_.cpml.a[c].data();
+        cpml_.b[c] = p_.cpml.b[c].data();
+      }
+      cpml_.d1 = pml::make_axis_derivatives(p_.grid.spacing);
     }
   }
 
   std::string backend() const override { return "cpu"; }
   std::string kernel() const override { return "reference"; }
   std::int64_t allocated_bytes() const override {
-    return (12 * layout_.elements() + (p_.layer == TtiLayer::cpml ? kTtiCpmlFields * layer_.count : 0)) * 4;
+    return (12 * layout_.elements() + (p_.layer == TtiLayer::cpml ? kTtiCpmlFields * cpml_.layer.count : 0)) * 4;
   }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
@@ -322,87 +327,19 @@ class CpuAcousticTti final : public Propagator {
   // for both operators: C_perp with s = p + q and C_axis with p. Its fields live on the layer's
   // points only (LayerIndex); inner points take the plain operator.
 
-  /// Field f, axis c of the layer point with compact index x.
-  float& layer_field(int f, int c, std::int64_t x) { return cpml_[f + c].data()[x]; }
-
-  /// The profiles (a, b) of the three axes at (i, j, k).
-  void cpml_coefficients(int i, int j, int k, float (&a)[3], float (&b)[3]) const {
-    const size_t at[3] = {static_cast<size_t>(i), static_cast<size_t>(j), static_cast<size_t>(k)};
-    for (int c = 0; c < 3; ++c) {
-      a[c] = p_.cpml.a[c][at[c]];
-      b[c] = p_.cpml.b[c][at[c]];
-    }
-  }
-
-  /// The step's first pass: psi from the current p, q and V = C psi at every layer point (the
-  /// update reads V around each point).
+  /// The step's first pass (kernels/tti_cpml.hpp): psi and V at every layer point, which the
+  /// update reads around each point.
   void update_psi() {
     const Index3 n = p_.grid.shape;
-    const auto P = view(p1_), Q = view(q1_);
+    const TtiStepArgs g = step_args();
 #pragma omp parallel for collapse(2) schedule(static)
     for (int i = 0; i < n.i; ++i)
       for (int j = 0; j < n.j; ++j)
-        for (int k = 0; k < n.k; ++k) {
-          const std::int64_t x = layer_(i, j, k);
-          if (x < 0) continue;
-          float a[3], b[3], ps[3], pp[3], vp[3], va[3];
-          cpml_coefficients(i, j, k, a, b);
-          const auto at_s = [&](int di, int dj, int dk) { return P(i + di, j + dj, k + dk) + Q(i + di, j + dj, k + dk); };
-          const auto at_p = [&](int di, int dj, int dk) { return P(i + di, j + dj, k + dk); };
-          for (int c = 0; c < 3; ++c) {
-            float& psi_s = layer_field(kPsiS, c, x);
-            float& psi_p = layer_field(kPsiP, c, x);
-            if (b[c] != 0.0f) {  // zero where axis c is not damped
-              psi_s = cpml_psi_next(c, psi_s, a[c], b[c], at_s, d1_);
-              psi_p = cpml_psi_next(c, psi_p, a[c], b[c], at_p, d1_);
-            }
-            ps[c] = psi_s;
-            pp[c] = psi_p;
-          }
-          const physics::TtiMediumPoint m{view(nx_)(i, j, k), view(ny_)(i, j, k), view(nz_)(i, j, k), view(inv_a_)(i, j, k)};
-          tti_stretch_fluxes(m, ps, pp, vp, va);
-          for (int c = 0; c < 3; ++c) {
-            layer_field(kVPerp, c, x) = vp[c];
-            layer_field(kVAxis, c, x) = va[c];
-          }
-        }
+        for (int k = 0; k < n.k; ++k) tti_cpml_psi_point(g, cpml_, i, j, k);
   }
 
-  /// The CPML update of layer point (i, j, k), compact index x.
-  void cpml_point(const TtiStepArgs& g, int i, int j, int k, std::int64_t x) {
-    const std::int64_t o = g.p.offset(i, j, k);
-    const TtiGlobalPoint pt{g, o};
-    const physics::TtiRows rows =
-        physics::tti_rows73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
-                            [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.stencil);
-    float a[3], b[3], dv_perp[3], dv_axis[3], zeta_perp[3], zeta_axis[3];
-    cpml_coefficients(i, j, k, a, b);
-    for (int c = 0; c < 3; ++c) {
-      // V is zero outside the layer (inner points, beyond the grid).
-      const auto derivative = [&](int field) {
-        return first_derivative8(c, [&](int di, int dj, int dk) {
-          const std::int64_t y = layer_(i + di, j + dj, k + dk);
-          return y < 0 ? 0.0f : layer_field(field, c, y);
-        }, d1_);
-      };
-      dv_perp[c] = derivative(kVPerp);
-      dv_axis[c] = derivative(kVAxis);
-      zeta_perp[c] = layer_field(kZetaPerp, c, x);
-      zeta_axis[c] = layer_field(kZetaAxis, c, x);
-    }
-    const TtiStretched op = tti_stretched_operators(rows, dv_perp, dv_axis, a, b, zeta_perp, zeta_axis);
-    for (int c = 0; c < 3; ++c) {
-      layer_field(kZetaPerp, c, x) = zeta_perp[c];
-      layer_field(kZetaAxis, c, x) = zeta_axis[c];
-    }
-    tti_cpml_update(op, load(g.p.origin + o), load(g.q.origin + o), load(g.v2dt2.origin + o),
-                    load(g.inv_a.origin + o), load(g.b.origin + o), g.eta[0][i + 1] + g.eta[1][j + 1] + g.eta[2][k + 1],
-                    g.p_next.origin + o, g.q_next.origin + o);
-  }
-
-  /// The TTI step at every point of `box` (kernels/tti_point.hpp).
-  void update(const Box3& box) {
-    if (box.empty()) return;
+  /// The step's arrays (kernels/tti_point.hpp).
+  TtiStepArgs step_args() const {
     TtiStepArgs g{};
     g.p = view(p1_);
     g.q = view(q1_);
@@ -422,17 +359,24 @@ class CpuAcousticTti final : public Propagator {
     }
     g.stencil = p_.stencil;
     g.inner = inner_;
+    return g;
+  }
+
+  /// The TTI step at every point of `box`.
+  void update(const Box3& box) {
+    if (box.empty()) return;
+    const TtiStepArgs g = step_args();
     const Index3 lo = box.lo, hi = box.hi();
     if (p_.layer == TtiLayer::cpml) {
 #pragma omp parallel for collapse(2) schedule(static)
       for (int i = lo.i; i < hi.i; ++i)
         for (int j = lo.j; j < hi.j; ++j)
           for (int k = lo.k; k < hi.k; ++k) {
-            const std::int64_t x = layer_(i, j, k);
+            const std::int64_t x = cpml_.layer(i, j, k);
             if (x < 0)
               tti_update_point(g, i, j, k);
             else
-              cpml_point(g, i, j, k, x);
+              tti_cpml_layer_point(g, cpml_, i, j, k, x);
           }
       return;
     }
@@ -446,9 +390,8 @@ class CpuAcousticTti final : public Propagator {
   FieldLayout layout_;
   AlignedBuffer p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_;
   AlignedBuffer nx_, ny_, nz_, inv_a_;  // the medium per point, halo included (physics::TtiMediumPoint)
-  LayerIndex layer_{};                     // TtiLayer::cpml: the layer's points
-  AlignedBuffer cpml_[kTtiCpmlFields];     // its memory fields (kernels/tti_cpml.hpp)
-  pml::AxisDerivatives d1_{};
+  TtiCpmlArgs cpml_{};        // TtiLayer::cpml: the layer's points, fields and profiles
+  AlignedBuffer cpml_fields_;  // its memory fields (kernels/tti_cpml.hpp)
   Box3 inner_;
   HaloTransport* transport_ = nullptr;
   std::vector<float> halo_send_[6], halo_recv_[6];

@@ -5,6 +5,9 @@
 // per point (p, q at two levels, two auxiliary fields, (v dt)^2, b, the medium nx, ny, nz, 1 / a),
 // halo included: 1000^3 takes 49 GB; a family that reads the split form's centre weights
 // (swic_split) adds kappa_perp, kappa_axis (14 arrays, 57 GB).
+// The CPML layer (TtiLayer::cpml, one rank for now): the family runs on the inner box, the layer's
+// points take the CPML's two passes (kernels/tti_cpml.hpp, one thread a point) with its 18 fields
+// over the layer's points only.
 // Distributed (a subdomain of mpi/subdomain.hpp): p and q exchange their face and edge halos axis
 // by axis (kernels/halo.hpp, exchange_by_axis), packed on the GPU and staged through pinned host
 // memory for host transports, on a halo stream while the interior is updated (overlapped_step).
@@ -21,6 +24,7 @@
 #include "kernels/cuda/resources.hpp"
 #include "kernels/cuda/snapshot_copies.cuh"
 #include "kernels/cuda/step_split_events.hpp"
+#include "kernels/tti_cpml.hpp"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/error.hpp"
@@ -46,6 +50,21 @@ __global__ void fill_centre_weights(TtiStepArgs g, physics::Box3 box, float* kap
   kappa_axis[o] = c.axis;
 }
 
+/// The CPML layer's two passes (kernels/tti_cpml.hpp) over the grid box, one thread per point;
+/// points outside the layer return at once.
+__global__ void tti_cpml_psi(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 box) {
+  const int k = box.lo.k + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  if (k >= box.hi().k) return;
+  tti_cpml_psi_point(g, c, box.lo.i + static_cast<int>(blockIdx.z), box.lo.j + static_cast<int>(blockIdx.y), k);
+}
+__global__ void tti_cpml_layer(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 box) {
+  const int k = box.lo.k + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = box.lo.j + static_cast<int>(blockIdx.y), i = box.lo.i + static_cast<int>(blockIdx.z);
+  if (k >= box.hi().k) return;
+  const std::int64_t x = c.layer(i, j, k);
+  if (x >= 0) tti_cpml_layer_point(g, c, i, j, k, x);
+}
+
 class CudaAcousticTti final : public Propagator {
  public:
   /// `centre_weights`: allocate and fill kappa_perp, kappa_axis (families that read them).
@@ -58,7 +77,13 @@ class CudaAcousticTti final : public Propagator {
         arrays_(kArrays + (centre_weights ? 2 : 0)),
         split_(split_shell(problem.grid.shape, problem.halo)) {
     const std::int64_t n = layout_.elements();
-    check_fits(arrays_ * n * 4);
+    for (const auto& r : problem_regions(p_))  // a subdomain's are clipped to its box
+      if (!r.is_pml) inner_ = r.box;
+    const bool cpml = p_.layer == TtiLayer::cpml;
+    if (cpml && p_.halo.any())
+      throw std::invalid_argument("acoustic_tti: the CPML layer runs on one rank for now (no halo exchange of its fields)");
+    if (cpml) cpml_.layer = LayerIndex::make(p_.grid.shape, inner_);
+    check_fits(arrays_ * n * 4 + kTtiCpmlFields * cpml_.layer.count * 4);
     static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
                                    "nx", "ny", "nz", "1/a", "kappa_perp", "kappa_axis"};
     DeviceBuffer<float>* arrays[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_, &v2dt2_, &b_,
@@ -86,8 +111,23 @@ class CudaAcousticTti final : public Propagator {
       if (!e.empty())
         MM_CUDA_CHECK(cudaMemcpy(eta_[a].data(), e.data(), e.size() * 4, cudaMemcpyHostToDevice));
     }
-    for (const auto& r : problem_regions(p_))  // a subdomain's are clipped to its box
-      if (!r.is_pml) inner_ = r.box;
+    if (cpml) {
+      cpml_fields_ = DeviceBuffer<float>(std::max<std::int64_t>(1, kTtiCpmlFields * cpml_.layer.count), "CPML fields");
+      MM_CUDA_CHECK(cudaMemset(cpml_fields_.data(), 0, static_cast<size_t>(cpml_fields_.bytes())));
+      cpml_.fields = cpml_fields_.data();
+      const auto upload = [](const std::vector<float>& v) {
+        DeviceBuffer<float> d(static_cast<std::int64_t>(v.size()), "CPML profile");
+        MM_CUDA_CHECK(cudaMemcpy(d.data(), v.data(), v.size() * 4, cudaMemcpyHostToDevice));
+        return d;
+      };
+      for (int c = 0; c < 3; ++c) {
+        cpml_a_[c] = upload(p_.cpml.a[c]);
+        cpml_b_[c] = upload(p_.cpml.b[c]);
+        cpml_.a[c] = cpml_a_[c].data();
+        cpml_.b[c] = cpml_b_[c].data();
+      }
+      cpml_.d1 = pml::make_axis_derivatives(p_.grid.spacing);
+    }
     {
       // On the legacy stream, after the synchronous copies above; the halo keeps its 0 (the
       // kernels read kappa only at the points they update).
@@ -115,7 +155,9 @@ class CudaAcousticTti final : public Propagator {
 
   std::string backend() const override { return "cuda"; }
   std::string kernel() const override { return family_->name + " " + tile_string(tile_); }
-  std::int64_t allocated_bytes() const override { return arrays_ * layout_.elements() * 4; }
+  std::int64_t allocated_bytes() const override {
+    return (arrays_ * layout_.elements() + kTtiCpmlFields * cpml_.layer.count) * 4;
+  }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
     receivers_.set(nodes, count, view(p1_), stream_.get());
@@ -129,10 +171,23 @@ class CudaAcousticTti final : public Propagator {
     if (transport_ != nullptr && p_.halo.any()) {
       overlapped_step(g, source, amplitude);
     } else {
-      // One launch over the whole grid: every family's point update takes the damped branch
-      // outside g.inner (kernels/tti_point.hpp).
-      family_->launch_tti(g, p_.grid.box(), tile_, s);
-      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+      if (p_.layer == TtiLayer::cpml) {
+        // psi and V first (the layer's update reads V around each point), the family over the
+        // inner box, the layer's points by the CPML update.
+        const Box3 box = p_.grid.box();
+        const dim3 grid(ceil_div(box.n.k, 128), box.n.j, box.n.i);
+        tti_cpml_psi<<<grid, 128, 0, s>>>(g, cpml_, box);
+        MM_CUDA_CHECK_LAUNCH("tti_cpml_psi");
+        family_->launch_tti(g, inner_, tile_, s);
+        MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+        tti_cpml_layer<<<grid, 128, 0, s>>>(g, cpml_, box);
+        MM_CUDA_CHECK_LAUNCH("tti_cpml_layer");
+      } else {
+        // One launch over the whole grid: every family's point update takes the damped branch
+        // outside g.inner (kernels/tti_point.hpp).
+        family_->launch_tti(g, p_.grid.box(), tile_, s);
+        MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+      }
       inject_sources(g.p_next, source, p_.grid.box(), amplitude, s);
     }
     apply_free_surfaces(view(p0_));
@@ -183,8 +238,9 @@ class CudaAcousticTti final : public Propagator {
   void reset_state() {
     snapshots_.drain();
     MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-    for (auto* b : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_})
-      MM_CUDA_CHECK(cudaMemsetAsync(b->data(), 0, static_cast<size_t>(b->bytes()), stream_.get()));
+    for (auto* b : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_, &cpml_fields_})
+      if (b->data() != nullptr)
+        MM_CUDA_CHECK(cudaMemsetAsync(b->data(), 0, static_cast<size_t>(b->bytes()), stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     receivers_.clear();
   }
@@ -394,6 +450,8 @@ class CudaAcousticTti final : public Propagator {
       eta_[3];
   DeviceBuffer<unsigned> scratch_;
   Box3 inner_;
+  TtiCpmlArgs cpml_{};  // TtiLayer::cpml: the layer's points, fields and profiles (kernels/tti_cpml.hpp)
+  DeviceBuffer<float> cpml_fields_, cpml_a_[3], cpml_b_[3];
   DeviceReceivers receivers_;
   HaloTransport* transport_ = nullptr;
   struct HaloBuffers {
@@ -416,8 +474,10 @@ std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& pro
     weights = weights && CudaAcousticTti::fits(problem, kArrays + 2);
     const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_tti);
     auto prop = std::make_unique<CudaAcousticTti>(problem, start, start.tti_tunables.front(), weights);
+    // With the CPML layer the family runs on the inner box only: a choice of its own.
     tune_in_place(*prop, PropagatorKind::acoustic_tti, problem.grid.shape,
-                  layer_key("acoustic_tti minimod", problem.pml.lo, problem.pml.hi));
+                  layer_key(problem.layer == TtiLayer::cpml ? "acoustic_tti cpml" : "acoustic_tti minimod",
+                            problem.pml.lo, problem.pml.hi));
     return prop;
   }
   const auto [family, tile] = parse_kernel(kernel, PropagatorKind::acoustic_tti);

@@ -12,6 +12,7 @@
 #include "kernels/cuda/registry.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/tti.hpp"
+#include "pml/cpml.hpp"
 #include "blow_up_check.hpp"
 #include "random_problem.hpp"
 
@@ -29,10 +30,24 @@ std::vector<std::string> tti_kernels() {
   return out;
 }
 
-void expect_equal_to_cpu(const std::string& kernel, const Index3& n, unsigned seed) {
+/// random_tti with the CPML layer (boundary.pml.tti: cpml): its profiles and the medium made
+/// elliptic at depth.
+kernels::AcousticTtiProblem with_cpml_layer(kernels::AcousticTtiProblem p) {
+  pml::CpmlParams cp;
+  cp.dt = 0.5 * physics::tti_critical_dt(3500, p.grid.spacing, 0.3, 0.0, 0.3);
+  cp.velocity = 4000;
+  cp.frequency = 15;
+  p.layer = kernels::TtiLayer::cpml;
+  p.cpml = pml::make_cpml_profiles(p.grid.shape, p.grid.spacing, p.pml, cp);
+  kernels::make_elliptic_layer(p);
+  return p;
+}
+
+void expect_equal_to_cpu(const std::string& kernel, const Index3& n, unsigned seed, bool cpml = false) {
   for (const bool free_top : {false, true}) {
-    SCOPED_TRACE(kernel + (free_top ? " (free top)" : ""));
-    const auto problem = testing::random_tti(seed, n, free_top);
+    SCOPED_TRACE(kernel + (free_top ? " (free top)" : "") + (cpml ? " (CPML layer)" : ""));
+    const auto random = testing::random_tti(seed, n, free_top);
+    const auto problem = cpml ? with_cpml_layer(random) : random;
     auto cpu = kernels::make_cpu_acoustic_tti(problem);
     auto gpu = kernels::make_acoustic_tti(problem, "cuda", kernel);
     const auto pts = problem.grid.points();
@@ -76,6 +91,15 @@ TEST(CudaTti, EveryFamilyEqualsTheCpuReferenceAtEveryPoint) {
   const auto all = tti_kernels();
   ASSERT_GE(all.size(), 2u);
   for (const auto& kernel : all) expect_equal_to_cpu(kernel, {37, 29, 43}, 77);
+}
+
+TEST(CudaTti, TheCpmlLayerEqualsTheCpuReferenceAtEveryPoint) {
+  // The family on the inner box, the layer by the CPML's two passes (kernels/tti_cpml.hpp).
+  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  for (const auto& kernel : tti_kernels())
+    if (kernel.rfind("gmem", 0) == 0 || kernel.rfind("swic_split_tma:32x8", 0) == 0)
+      expect_equal_to_cpu(kernel, {37, 29, 43}, 77, true);
+  expect_equal_to_cpu("swic", {14, 20, 13}, 5, true);  // inner region 2 x 11 x 1: partial tiles
 }
 
 TEST(CudaTti, FamiliesHandleTilesLargerThanTheRegion) {
