@@ -179,9 +179,7 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
     cp.velocity = c.boundary.pml_velocity.value_or(fastest);
     cp.reflection = c.boundary.pml_reflection;
     cp.frequency = c.source.frequency;
-    t.layer = kernels::TtiLayer::cpml;
-    t.cpml = pml::make_cpml_profiles(t.grid.shape, t.grid.spacing, t.pml, cp);
-    kernels::make_elliptic_layer(t);
+    kernels::use_cpml_layer(t, cp);
   }
 }
 

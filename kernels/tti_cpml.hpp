@@ -185,10 +185,14 @@ MM_HOST_DEVICE inline void tti_cpml_layer_point(const TtiStepArgs& g, const TtiC
   for (int e = 0; e < 3; ++e) {
     a[e] = c.a[e][idx[e]];
     b[e] = c.b[e][idx[e]];
-    // V is zero outside the layer (inner points, beyond the grid).
+    // The layer indices along axis e, once for both fields; V is zero outside the layer (inner
+    // points, beyond the grid).
+    std::int64_t line[2 * physics::kRadius + 1];
+    for (int m = -physics::kRadius; m <= physics::kRadius; ++m)
+      line[m + physics::kRadius] = c.layer(i + (e == 0 ? m : 0), j + (e == 1 ? m : 0), k + (e == 2 ? m : 0));
     const auto derivative = [&](int field) {
       return first_derivative8(e, [&](int di, int dj, int dk) {
-        const std::int64_t y = c.layer(i + di, j + dj, k + dk);
+        const std::int64_t y = line[di + dj + dk + physics::kRadius];  // one offset is non-zero
         return y < 0 ? 0.0f : c.at(field, e, y);
       }, c.d1);
     };

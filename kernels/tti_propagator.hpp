@@ -77,6 +77,10 @@ constexpr double kEllipticStart = 0.2, kEllipticEnd = 0.6;
 /// after finish_problem.
 void make_elliptic_layer(AcousticTtiProblem& problem);
 
+/// Gives a whole-domain problem (after finish_problem) the CPML layer: TtiLayer::cpml, the CPML
+/// profiles of its grid and widths for `params`, and the medium made elliptic at depth.
+void use_cpml_layer(AcousticTtiProblem& problem, const pml::CpmlParams& params);
+
 /// problem.regions, or the regions of the whole grid when it names none.
 std::vector<pml::Region> problem_regions(const AcousticTtiProblem& problem);
 

@@ -121,6 +121,12 @@ void make_elliptic_layer(AcousticTtiProblem& p) {
       }
 }
 
+void use_cpml_layer(AcousticTtiProblem& p, const pml::CpmlParams& params) {
+  p.layer = TtiLayer::cpml;
+  p.cpml = pml::make_cpml_profiles(p.grid.shape, p.grid.spacing, p.pml, params);
+  make_elliptic_layer(p);
+}
+
 namespace {
 
 using physics::Box3;

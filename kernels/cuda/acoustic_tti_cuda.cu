@@ -77,8 +77,7 @@ class CudaAcousticTti final : public Propagator {
         arrays_(kArrays + (centre_weights ? 2 : 0)),
         split_(split_shell(problem.grid.shape, problem.halo)) {
     const std::int64_t n = layout_.elements();
-    for (const auto& r : problem_regions(p_))  // a subdomain's are clipped to its box
-      if (!r.is_pml) inner_ = r.box;
+    inner_ = inner_box(p_);  // a subdomain's regions are clipped to its box
     const bool cpml = p_.layer == TtiLayer::cpml;
     if (cpml && p_.halo.any())
       throw std::invalid_argument("acoustic_tti: the CPML layer runs on one rank for now (no halo exchange of its fields)");

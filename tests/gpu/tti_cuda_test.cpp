@@ -37,9 +37,7 @@ kernels::AcousticTtiProblem with_cpml_layer(kernels::AcousticTtiProblem p) {
   cp.dt = 0.5 * physics::tti_critical_dt(3500, p.grid.spacing, 0.3, 0.0, 0.3);
   cp.velocity = 4000;
   cp.frequency = 15;
-  p.layer = kernels::TtiLayer::cpml;
-  p.cpml = pml::make_cpml_profiles(p.grid.shape, p.grid.spacing, p.pml, cp);
-  kernels::make_elliptic_layer(p);
+  kernels::use_cpml_layer(p, cp);
   return p;
 }
 

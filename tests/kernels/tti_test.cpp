@@ -271,9 +271,7 @@ void expect_bounded_on_random_smooth_models(kernels::TtiLayer layer) {
       cp.dt = dt;
       cp.velocity = 3500 * std::sqrt(1 + 2 * 0.3);
       cp.frequency = 20;
-      p.layer = layer;
-      p.cpml = pml::make_cpml_profiles(n, p.grid.spacing, p.pml, cp);
-      kernels::make_elliptic_layer(p);
+      kernels::use_cpml_layer(p, cp);
     }
     auto prop = kernels::make_cpu_acoustic_tti(p);
     const std::vector<NodeWeight> s = {{{15, 14, 16}, 1.0f, 0}};
