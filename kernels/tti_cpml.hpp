@@ -45,6 +45,20 @@ struct LayerIndex {
     return x;
   }
 
+  /// Slab s (0..5, in the order above) as a box: its points' indices are start[s] plus their
+  /// C-order position in the box, so a kernel over a slab needs no lookup for its own point.
+  physics::Box3 slab(int s) const {
+    const physics::Index3 lo = inner.lo, hi = inner.hi();
+    switch (s) {
+      case 0: return physics::box_from_bounds({0, 0, 0}, {lo.i, n.j, n.k});
+      case 1: return physics::box_from_bounds({hi.i, 0, 0}, {n.i, n.j, n.k});
+      case 2: return physics::box_from_bounds({lo.i, 0, 0}, {hi.i, lo.j, n.k});
+      case 3: return physics::box_from_bounds({lo.i, hi.j, 0}, {hi.i, n.j, n.k});
+      case 4: return physics::box_from_bounds({lo.i, lo.j, 0}, {hi.i, hi.j, lo.k});
+      default: return physics::box_from_bounds({lo.i, lo.j, hi.k}, {hi.i, hi.j, n.k});
+    }
+  }
+
   /// The point's index, or -1 outside the grid or inside `inner`.
   MM_HOST_DEVICE std::int64_t operator()(int i, int j, int k) const {
     if (i < 0 || j < 0 || k < 0 || i >= n.i || j >= n.j || k >= n.k) return -1;

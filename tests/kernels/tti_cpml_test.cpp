@@ -1,6 +1,7 @@
 // The TTI CPML layer's field layout (kernels/tti_cpml.hpp, LayerIndex): every point of the layer
 // (the grid outside the inner box) has its own index in [0, count), and no other point has one,
-// for layers on all faces, on some faces only (a free surface) and for a grid that is all layer.
+// for layers on all faces, on some faces only (a free surface) and for a grid that is all layer;
+// the six slabs, in C order, run through those indices.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -32,6 +33,17 @@ void expect_one_index_per_layer_point(const Index3& n, const Box3& inner) {
         ++seen[static_cast<size_t>(x)];
       }
   for (size_t x = 0; x < seen.size(); ++x) ASSERT_EQ(seen[x], 1) << "index " << x;
+  // The slabs tile the layer: a slab's points, in C order, are its indices from start[s] on.
+  std::int64_t covered = 0;
+  for (int s = 0; s < 6; ++s) {
+    const Box3 b = layer.slab(s);
+    covered += b.points();
+    std::int64_t x = layer.start[s];
+    for (int i = b.lo.i; i < b.hi().i; ++i)
+      for (int j = b.lo.j; j < b.hi().j; ++j)
+        for (int k = b.lo.k; k < b.hi().k; ++k) ASSERT_EQ(layer(i, j, k), x++) << "slab " << s;
+  }
+  EXPECT_EQ(covered, layer.count);
 }
 
 TEST(TtiCpmlLayer, EveryLayerPointHasItsOwnIndex) {
