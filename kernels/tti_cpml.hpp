@@ -59,6 +59,19 @@ struct LayerIndex {
     }
   }
 
+  /// The index of the point m steps along axis A from point (i, j, k) of slab box `slab`, whose
+  /// index is x: by the slab's strides while the step stays in it, else looked up (-1 outside
+  /// the layer).
+  template <int A>
+  MM_HOST_DEVICE MM_FORCE_INLINE std::int64_t along(const physics::Box3& slab, int i, int j, int k, std::int64_t x,
+                                                    int m) const {
+    const int t = (A == 0 ? i : (A == 1 ? j : k)) + m;
+    const int lo = slab.lo[A];
+    if (t >= lo && t < lo + slab.n[A])
+      return x + m * (A == 0 ? static_cast<std::int64_t>(slab.n.j) * slab.n.k : (A == 1 ? slab.n.k : 1));
+    return (*this)(A == 0 ? t : i, A == 1 ? t : j, A == 2 ? t : k);
+  }
+
   /// The point's index, or -1 outside the grid or inside `inner`.
   MM_HOST_DEVICE std::int64_t operator()(int i, int j, int k) const {
     if (i < 0 || j < 0 || k < 0 || i >= n.i || j >= n.j || k >= n.k) return -1;
@@ -186,32 +199,43 @@ MM_HOST_DEVICE inline void tti_cpml_psi_point(const TtiStepArgs& g, const TtiCpm
   }
 }
 
-/// Pass 2 at layer point (i, j, k), compact index x: the stretched operators and the update.
-MM_HOST_DEVICE inline void tti_cpml_layer_point(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k,
-                                                std::int64_t x) {
+/// d V_A / dx_A of both stretched fluxes (kVPerp, kVAxis) at point (i, j, k) of layer slab `slab`,
+/// compact index x; V is zero outside the layer (inner points, beyond the grid).
+template <int A>
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives(const TtiCpmlArgs& c, const physics::Box3& slab, int i, int j,
+                                                        int k, std::int64_t x, float& dv_perp, float& dv_axis) {
+  std::int64_t line[2 * physics::kRadius + 1];  // the layer indices along axis A, once for both
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int m = -physics::kRadius; m <= physics::kRadius; ++m)
+    line[m + physics::kRadius] = c.layer.along<A>(slab, i, j, k, x, m);
+  const auto derivative = [&](int field) {
+    return pml::first_derivative8<A>([&](int di, int dj, int dk) {
+      const std::int64_t y = line[di + dj + dk + physics::kRadius];  // one offset is non-zero
+      return y < 0 ? 0.0f : c.at(field, A, y);
+    }, c.d1);
+  };
+  dv_perp = derivative(kVPerp);
+  dv_axis = derivative(kVAxis);
+}
+
+/// Pass 2 at point (i, j, k) of layer slab `slab` (LayerIndex::slab), compact index x: the
+/// stretched operators and the update.
+MM_HOST_DEVICE inline void tti_cpml_layer_point(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
+                                                int i, int j, int k, std::int64_t x) {
   const std::int64_t o = g.p.offset(i, j, k);
   const TtiGlobalPoint pt{g, o};
   const physics::TtiRows rows =
       physics::tti_rows73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
                           [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.stencil);
-  const int idx[3] = {i, j, k};
   float a[3], b[3], dv_perp[3], dv_axis[3], zeta_perp[3], zeta_axis[3];
+  a[0] = c.a[0][i], a[1] = c.a[1][j], a[2] = c.a[2][k];
+  b[0] = c.b[0][i], b[1] = c.b[1][j], b[2] = c.b[2][k];
+  tti_flux_derivatives<0>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
+  tti_flux_derivatives<1>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
+  tti_flux_derivatives<2>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
   for (int e = 0; e < 3; ++e) {
-    a[e] = c.a[e][idx[e]];
-    b[e] = c.b[e][idx[e]];
-    // The layer indices along axis e, once for both fields; V is zero outside the layer (inner
-    // points, beyond the grid).
-    std::int64_t line[2 * physics::kRadius + 1];
-    for (int m = -physics::kRadius; m <= physics::kRadius; ++m)
-      line[m + physics::kRadius] = c.layer(i + (e == 0 ? m : 0), j + (e == 1 ? m : 0), k + (e == 2 ? m : 0));
-    const auto derivative = [&](int field) {
-      return first_derivative8(e, [&](int di, int dj, int dk) {
-        const std::int64_t y = line[di + dj + dk + physics::kRadius];  // one offset is non-zero
-        return y < 0 ? 0.0f : c.at(field, e, y);
-      }, c.d1);
-    };
-    dv_perp[e] = derivative(kVPerp);
-    dv_axis[e] = derivative(kVAxis);
     zeta_perp[e] = c.at(kZetaPerp, e, x);
     zeta_axis[e] = c.at(kZetaAxis, e, x);
   }

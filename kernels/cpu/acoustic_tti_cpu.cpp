@@ -369,23 +369,23 @@ class CpuAcousticTti final : public Propagator {
   }
 
   /// The TTI step at every point of `box`.
-  void update(const Box3& box) {
+  void update(Box3 box) {
     if (box.empty()) return;
     const TtiStepArgs g = step_args();
-    const Index3 lo = box.lo, hi = box.hi();
     if (p_.layer == TtiLayer::cpml) {
+      // The layer slab by slab (kernels/tti_cpml.hpp), the rest by the plain update.
+      for (int s = 0; s < 6; ++s) {
+        const Box3 slab = cpml_.layer.slab(s), part = intersect(slab, box);
+        const Index3 l = part.lo, h = part.hi();
 #pragma omp parallel for collapse(2) schedule(static)
-      for (int i = lo.i; i < hi.i; ++i)
-        for (int j = lo.j; j < hi.j; ++j)
-          for (int k = lo.k; k < hi.k; ++k) {
-            const std::int64_t x = cpml_.layer(i, j, k);
-            if (x < 0)
-              tti_update_point(g, i, j, k);
-            else
-              tti_cpml_layer_point(g, cpml_, i, j, k, x);
-          }
-      return;
+        for (int i = l.i; i < h.i; ++i)
+          for (int j = l.j; j < h.j; ++j)
+            for (int k = l.k; k < h.k; ++k) tti_cpml_layer_point(g, cpml_, slab, i, j, k, cpml_.layer(i, j, k));
+      }
+      box = intersect(box, inner_);
+      if (box.empty()) return;
     }
+    const Index3 lo = box.lo, hi = box.hi();
 #pragma omp parallel for collapse(2) schedule(static)
     for (int i = lo.i; i < hi.i; ++i)
       for (int j = lo.j; j < hi.j; ++j)
