@@ -5,7 +5,7 @@
 # Run on the GPU machine from the repo root; logs go to $OUT when set.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h100_tti_cpml.sh
 # Environment: KERNEL (default swic_split_tma:32x8x64), SHAPES (default 512,1000), SKIP_TESTS=1,
-# SKIP_NCU=1, CPML_BLOCKS (default "1 4": the layer kernel variants, MINIMOD_CPML_BLOCKS).
+# SKIP_NCU=1.
 set -uo pipefail
 out=${OUT:-/tmp}
 kernel=${KERNEL:-swic_split_tma:32x8x64}
@@ -28,18 +28,14 @@ fi
 echo "== acoustic_tti, $kernel: sponge and CPML layer"
 build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$kernel" --shapes "${SHAPES:-512,1000}" \
   --steps 20 --set boundary.pml.tti=sponge 2>&1 | tee "$out/bench-sponge.log" | grep '^|' | sed "s/^/sponge /"
-# MINIMOD_CPML_BLOCKS=4: the layer kernel built for 4 blocks of 256 threads per SM (64 registers).
-for blocks in ${CPML_BLOCKS:-1 4}; do
-  MINIMOD_CPML_BLOCKS=$blocks build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$kernel" \
-    --shapes "${SHAPES:-512,1000}" --steps 20 --set boundary.pml.tti=cpml 2>&1 | tee "$out/bench-cpml-$blocks.log" |
-    grep '^|' | sed "s/^/cpml blocks=$blocks /"
-done
+build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$kernel" --shapes "${SHAPES:-512,1000}" \
+  --steps 20 --set boundary.pml.tti=cpml 2>&1 | tee "$out/bench-cpml.log" | grep '^|' | sed "s/^/cpml /"
 if [ "${SKIP_NCU:-0}" != 1 ] && command -v ncu > /dev/null; then
   echo "== ncu, the CPML layer's kernels (512^3, one step: six slabs each)"
   ncu --kernel-name regex:"tti_cpml|tti" --launch-skip 13 --launch-count 13 \
     --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis \
     build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$kernel" --shapes 512 --steps 3 \
-    --set boundary.pml.tti=cpml > "$out/ncu-cpml.log" 2>&1  # the default layer kernel
+    --set boundary.pml.tti=cpml > "$out/ncu-cpml.log" 2>&1
   # kernel, grid, duration, DRAM %, SM %, occupancy: one line a launch
   awk '/^  [^ ].*\(.*Context/ { if (name) print name, d, dram, sm, occ; name = $1; sub(/.*::/, "", name); sub(/\(.*/, "", name); d = dram = sm = occ = "" }
        /^    Duration/ { d = $(NF) $(NF-1) } /^    DRAM Throughput/ { dram = "dram=" $NF "%" }

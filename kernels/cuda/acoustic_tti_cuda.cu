@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -70,12 +69,10 @@ __global__ void tti_cpml_psi(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, s
   const SlabPoint pt = slab_point(slab, start);
   if (pt.valid) tti_cpml_psi_point(g, c, pt.i, pt.j, pt.k);
 }
-__global__ void tti_cpml_layer(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, std::int64_t start) {
-  const SlabPoint pt = slab_point(slab, start);
-  if (pt.valid) tti_cpml_layer_point(g, c, slab, pt.i, pt.j, pt.k, pt.x);
-}
-__global__ void __launch_bounds__(256, 4) tti_cpml_layer4(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab,
-                                                          std::int64_t start) {
+// Built for 4 blocks of 256 threads per SM (64 registers, 40 B spilled): 15.69 GPts/s at 1000^3
+// on an H200 against 14.69 at 76 registers and 3 blocks (bench/results/2026-11-27-h200-tti-cpml.md).
+__global__ void __launch_bounds__(256, 4) tti_cpml_layer(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab,
+                                                         std::int64_t start) {
   const SlabPoint pt = slab_point(slab, start);
   if (pt.valid) tti_cpml_layer_point(g, c, slab, pt.i, pt.j, pt.k, pt.x);
 }
@@ -216,10 +213,7 @@ class CudaAcousticTti final : public Propagator {
         launch_on_slabs(tti_cpml_psi, "tti_cpml_psi", g, cpml_, s);
         family_->launch_tti(g, inner_, tile_, s);
         MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-        if (cpml_blocks_ == 4)
-          launch_on_slabs(tti_cpml_layer4, "tti_cpml_layer", g, cpml_, s);
-        else
-          launch_on_slabs(tti_cpml_layer, "tti_cpml_layer", g, cpml_, s);
+        launch_on_slabs(tti_cpml_layer, "tti_cpml_layer", g, cpml_, s);
       } else {
         // One launch over the whole grid: every family's point update takes the damped branch
         // outside g.inner (kernels/tti_point.hpp).
@@ -488,7 +482,6 @@ class CudaAcousticTti final : public Propagator {
       eta_[3];
   DeviceBuffer<unsigned> scratch_;
   Box3 inner_;
-  int cpml_blocks_ = std::getenv("MINIMOD_CPML_BLOCKS") ? std::atoi(std::getenv("MINIMOD_CPML_BLOCKS")) : 1;  // experiment
   TtiCpmlArgs cpml_{};  // TtiLayer::cpml: the layer's points, fields and profiles (kernels/tti_cpml.hpp)
   DeviceBuffer<float> cpml_fields_, cpml_a_[3], cpml_b_[3];
   DeviceReceivers receivers_;
