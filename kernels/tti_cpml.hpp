@@ -72,6 +72,19 @@ struct LayerIndex {
     return (*this)(A == 0 ? t : i, A == 1 ? t : j, A == 2 ? t : k);
   }
 
+  /// The slab (0..5) that holds point (i, j, k), or -1 outside the grid or inside `inner`.
+  MM_HOST_DEVICE int slab_of(int i, int j, int k) const {
+    if (i < 0 || j < 0 || k < 0 || i >= n.i || j >= n.j || k >= n.k) return -1;
+    const physics::Index3 lo = inner.lo, hi = inner.hi();
+    if (i < lo.i) return 0;
+    if (i >= hi.i) return 1;
+    if (j < lo.j) return 2;
+    if (j >= hi.j) return 3;
+    if (k < lo.k) return 4;
+    if (k >= hi.k) return 5;
+    return -1;
+  }
+
   /// The point's index, or -1 outside the grid or inside `inner`.
   MM_HOST_DEVICE std::int64_t operator()(int i, int j, int k) const {
     if (i < 0 || j < 0 || k < 0 || i >= n.i || j >= n.j || k >= n.k) return -1;

@@ -104,9 +104,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_pair_sums73(const AtField& field, const 
   const TtiMediumPoint m0 = medium(0, 0, 0);
   // Pair sums: C_perp(x) + C_perp(y) = perp0 - nn(y), C_axis(x) + C_axis(y) = axis0 + nn(y) / a(y).
   float perp0[6], axis0[6];
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
+MM_UNROLL
   for (int t = 0; t < 6; ++t) {
     const float nn = nn_component(m0, t);
     perp0[t] = (t < 3 ? 2.0f : 0.0f) - nn;
@@ -120,9 +118,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_pair_sums73(const AtField& field, const 
     sp += sg * (perp0[t] - nn) * (f.s - f0.s);
     sa += sg * (axis0[t] + nn * m.inv_a) * (f.p - f0.p);
   };
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
+MM_UNROLL
   for (int m = 1; m <= kRadius; ++m) {
     float sp = 0, sa = 0;
     pair(kXX, m, 0, 0, sp, sa, 1.0f);
@@ -258,9 +254,7 @@ struct TtiCentre {
 /// weighted (mixed weights doubled), in tti_rhs73's order.
 template <class Visit>
 MM_HOST_DEVICE MM_FORCE_INLINE void for_each_tti_neighbour(const TtiWeights& w, const Visit& visit) {
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
+MM_UNROLL
   for (int m = 1; m <= kRadius; ++m) {
     const int i = m - 1;
     visit(kXX, m, 0, 0, w.x[i]);

@@ -26,6 +26,7 @@ void expect_one_index_per_layer_point(const Index3& n, const Box3& inner) {
         const bool in_grid = i >= 0 && j >= 0 && k >= 0 && i < n.i && j < n.j && k < n.k;
         if (!in_grid || inner.contains(i, j, k)) {
           EXPECT_EQ(x, -1) << i << " " << j << " " << k;
+          EXPECT_EQ(layer.slab_of(i, j, k), -1) << i << " " << j << " " << k;
           continue;
         }
         ASSERT_GE(x, 0) << i << " " << j << " " << k;
@@ -41,7 +42,10 @@ void expect_one_index_per_layer_point(const Index3& n, const Box3& inner) {
     std::int64_t x = layer.start[s];
     for (int i = b.lo.i; i < b.hi().i; ++i)
       for (int j = b.lo.j; j < b.hi().j; ++j)
-        for (int k = b.lo.k; k < b.hi().k; ++k) ASSERT_EQ(layer(i, j, k), x++) << "slab " << s;
+        for (int k = b.lo.k; k < b.hi().k; ++k) {
+          ASSERT_EQ(layer.slab_of(i, j, k), s);
+          ASSERT_EQ(layer(i, j, k), x++) << "slab " << s;
+        }
   }
   EXPECT_EQ(covered, layer.count);
 }
