@@ -233,15 +233,19 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives(const TtiCpmlArgs& c, c
   dv_axis = derivative(kVAxis);
 }
 
-/// Pass 2 at point (i, j, k) of layer slab `slab` (LayerIndex::slab), compact index x: the
-/// stretched operators and the update.
-MM_HOST_DEVICE inline void tti_cpml_layer_point(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
-                                                int i, int j, int k, std::int64_t x) {
-  const std::int64_t o = g.p.offset(i, j, k);
+/// The 73-point operator's rows (physics::tti_rows73) at offset o from the step's arrays.
+/// Branch-free, so the CPU reference evaluates a row of them as one vector loop.
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows tti_rows_at(const TtiStepArgs& g, std::int64_t o) {
   const TtiGlobalPoint pt{g, o};
-  const physics::TtiRows rows =
-      physics::tti_rows73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
-                          [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.stencil);
+  return physics::tti_rows73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
+                             [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.stencil);
+}
+
+/// Pass 2 at point (i, j, k) of layer slab `slab` (LayerIndex::slab), compact index x, given its
+/// rows (tti_rows_at): the stretched operators and the update.
+MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
+                                                 int i, int j, int k, std::int64_t x, const physics::TtiRows& rows) {
+  const std::int64_t o = g.p.offset(i, j, k);
   float a[3], b[3], dv_perp[3], dv_axis[3], zeta_perp[3], zeta_axis[3];
   a[0] = c.a[0][i], a[1] = c.a[1][j], a[2] = c.a[2][k];
   b[0] = c.b[0][i], b[1] = c.b[1][j], b[2] = c.b[2][k];
@@ -260,6 +264,13 @@ MM_HOST_DEVICE inline void tti_cpml_layer_point(const TtiStepArgs& g, const TtiC
   tti_cpml_update(op, load(g.p.origin + o), load(g.q.origin + o), load(g.v2dt2.origin + o), load(g.inv_a.origin + o),
                   load(g.b.origin + o), g.eta[0][i + 1] + g.eta[1][j + 1] + g.eta[2][k + 1], g.p_next.origin + o,
                   g.q_next.origin + o);
+}
+
+/// Pass 2 at point (i, j, k) of layer slab `slab`, compact index x.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_layer_point(const TtiStepArgs& g, const TtiCpmlArgs& c,
+                                                        const physics::Box3& slab, int i, int j, int k,
+                                                        std::int64_t x) {
+  tti_cpml_layer_update(g, c, slab, i, j, k, x, tti_rows_at(g, g.p.offset(i, j, k)));
 }
 
 }  // namespace minimod::kernels

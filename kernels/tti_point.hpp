@@ -144,24 +144,24 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiCentre tti_centre_at(const TtiStepArg
   return physics::tti_centre([&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.weights);
 }
 
-/// An inner point (g.inner) at offset o: the right-hand sides, then the leapfrog. Branch-free, so
-/// the CPU reference runs it over a row's inner points as one vector loop.
-MM_HOST_DEVICE MM_FORCE_INLINE void tti_inner_point(const TtiStepArgs& g, std::int64_t o) {
+/// The right-hand sides (tti_rhs73) at offset o from the step's arrays. Branch-free, so the CPU
+/// reference evaluates a row of them as one vector loop.
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs tti_rhs_at(const TtiStepArgs& g, std::int64_t o) {
   const TtiGlobalPoint pt{g, o};
-  tti_leapfrog(g, o,
-               physics::tti_rhs73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
-                                  [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); },
-                                  load(g.b.origin + o), g.stencil));
+  return physics::tti_rhs73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
+                            [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, load(g.b.origin + o),
+                            g.stencil);
+}
+
+/// An inner point (g.inner) at offset o: the right-hand sides, then the leapfrog.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_inner_point(const TtiStepArgs& g, std::int64_t o) {
+  tti_leapfrog(g, o, tti_rhs_at(g, o));
 }
 
 /// One point of the step: the right-hand sides from the arrays (tti_rhs73), then the update.
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_update_point(const TtiStepArgs& g, int i, int j, int k) {
   const std::int64_t o = g.p.offset(i, j, k);
-  const TtiGlobalPoint pt{g, o};
-  const auto r = physics::tti_rhs73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
-                                    [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); },
-                                    load(g.b.origin + o), g.stencil);
-  tti_update_from_rhs(g, i, j, k, o, r);
+  tti_update_from_rhs(g, i, j, k, o, tti_rhs_at(g, o));
 }
 
 }  // namespace minimod::kernels

@@ -178,13 +178,14 @@ struct TtiRows {
   float perp[3], axis[3];  // div(C_perp grad (p + q)) and div(C_axis grad p), by rows
 };
 template <class AtField, class AtMedium>
-MM_HOST_DEVICE inline TtiRows tti_rows73(const AtField& field, const AtMedium& medium, const TtiStencil& s) {
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_rows73(const AtField& field, const AtMedium& medium, const TtiStencil& s) {
   float gp[6] = {}, ga[6] = {};  // the groups' sums
   tti_pair_sums73(field, medium, s, [&](int t, float wp, float wa) {
     gp[t] += wp;
     ga[t] += wa;
   });
   TtiRows r;
+  MM_UNROLL
   for (int a = 0; a < 3; ++a) {
     // The mixed groups that involve axis a: xy, xz for x; xy, yz for y; xz, yz for z.
     const int m1 = a == 2 ? kXZ : kXY, m2 = a == 0 ? kXZ : kYZ;

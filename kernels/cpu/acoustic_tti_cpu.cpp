@@ -71,6 +71,52 @@ __attribute__((noinline)) void tti_inner_row(const TtiStepArgs& g, std::int64_t 
 #pragma omp simd
   for (int k = k0; k < k1; ++k) tti_inner_point(g, o0 + k);
 }
+
+/// The layer points [k0, k1) of row (i, j) (outside g.inner, the sponge): their right-hand sides
+/// as one vector loop a chunk, then the damped update one by one (it branches).
+__attribute__((noinline)) void tti_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
+  constexpr int kChunk = 64;
+  float rp[kChunk], rq[kChunk];
+  const std::int64_t o0 = g.p.offset(i, j, 0);
+  for (int c0 = k0; c0 < k1; c0 += kChunk) {
+    const int c1 = std::min(k1, c0 + kChunk);
+#pragma omp simd
+    for (int k = c0; k < c1; ++k) {
+      const physics::TtiRhs r = tti_rhs_at(g, o0 + k);
+      rp[k - c0] = r.p;
+      rq[k - c0] = r.q;
+    }
+    for (int k = c0; k < c1; ++k) tti_update_from_rhs(g, i, j, k, o0 + k, {rp[k - c0], rq[k - c0]});
+  }
+}
+
+/// The CPML layer's points [k0, k1) of row (i, j), all in slab `slab`, compact index of k0 x0:
+/// their rows as one vector loop a chunk, then the CPML's pass 2 one by one (it branches).
+__attribute__((noinline)) void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab, int i,
+                                                  int j, int k0, int k1, std::int64_t x0) {
+  constexpr int kChunk = 32;
+  float perp[3][kChunk], axis[3][kChunk];
+  const std::int64_t o0 = g.p.offset(i, j, 0);
+  for (int c0 = k0; c0 < k1; c0 += kChunk) {
+    const int c1 = std::min(k1, c0 + kChunk);
+#pragma omp simd
+    for (int k = c0; k < c1; ++k) {
+      const physics::TtiRows r = tti_rows_at(g, o0 + k);
+      for (int a = 0; a < 3; ++a) {
+        perp[a][k - c0] = r.perp[a];
+        axis[a][k - c0] = r.axis[a];
+      }
+    }
+    for (int k = c0; k < c1; ++k) {
+      physics::TtiRows r;
+      for (int a = 0; a < 3; ++a) {
+        r.perp[a] = perp[a][k - c0];
+        r.axis[a] = axis[a][k - c0];
+      }
+      tti_cpml_layer_update(g, c, slab, i, j, k, x0 + (k - k0), r);
+    }
+  }
+}
 }  // namespace
 
 physics::Box3 inner_box(const AcousticTtiProblem& p) {
@@ -378,8 +424,8 @@ class CpuAcousticTti final : public Propagator {
   }
 
   /// The TTI step at every point of `box`: a row's inner points as one vector loop
-  /// (tti_inner_row), its layer points one by one (the sponge's damped update, or the CPML's
-  /// pass 2 with the slab that holds them). One parallel region a step: this runs for up to
+  /// (tti_inner_row), its layer points by the sponge's damped update (tti_layer_row) or the
+  /// CPML's pass 2 (tti_cpml_layer_row, with the slab that holds them). One parallel region a step: this runs for up to
   /// 10,000 small steps in the tests, where each extra region's barrier shows.
   void update(const Box3& box) {
     if (box.empty()) return;
@@ -390,11 +436,10 @@ class CpuAcousticTti final : public Propagator {
     const auto layer_points = [&](int i, int j, int k0, int k1) {  // [k0, k1): one slab
       if (k0 >= k1) return;
       if (!cpml) {
-        for (int k = k0; k < k1; ++k) tti_update_point(g, i, j, k);
+        tti_layer_row(g, i, j, k0, k1);
         return;
       }
-      const Box3& slab = slabs[cpml_.layer.slab_of(i, j, k0)];
-      for (int k = k0; k < k1; ++k) tti_cpml_layer_point(g, cpml_, slab, i, j, k, cpml_.layer(i, j, k));
+      tti_cpml_layer_row(g, cpml_, slabs[cpml_.layer.slab_of(i, j, k0)], i, j, k0, k1, cpml_.layer(i, j, k0));
     };
     const Index3 lo = box.lo, hi = box.hi();
     const Box3 in = intersect(box, inner_);
