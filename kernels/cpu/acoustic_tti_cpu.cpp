@@ -72,50 +72,59 @@ __attribute__((noinline)) void tti_inner_row(const TtiStepArgs& g, std::int64_t 
   for (int k = k0; k < k1; ++k) tti_inner_point(g, o0 + k);
 }
 
-/// The layer points [k0, k1) of row (i, j) (outside g.inner, the sponge): their right-hand sides
-/// as one vector loop a chunk, then the damped update one by one (it branches).
-__attribute__((noinline)) void tti_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
-  constexpr int kChunk = 64;
-  float rp[kChunk], rq[kChunk];
-  const std::int64_t o0 = g.p.offset(i, j, 0);
+/// Points [k0, k1) of a row in chunks of kChunk: vector(k, slot) over a chunk as one vector loop
+/// (what vectorises: the 73-point operator), then scalar(k, slot) one by one (what branches: the
+/// layer's updates); `slot` indexes the chunk's buffers.
+constexpr int kChunk = 32;
+template <class Vector, class Scalar>
+MM_FORCE_INLINE void by_chunks(int k0, int k1, const Vector& vector, const Scalar& scalar) {
   for (int c0 = k0; c0 < k1; c0 += kChunk) {
     const int c1 = std::min(k1, c0 + kChunk);
 #pragma omp simd
-    for (int k = c0; k < c1; ++k) {
-      const physics::TtiRhs r = tti_rhs_at(g, o0 + k);
-      rp[k - c0] = r.p;
-      rq[k - c0] = r.q;
-    }
-    for (int k = c0; k < c1; ++k) tti_update_from_rhs(g, i, j, k, o0 + k, {rp[k - c0], rq[k - c0]});
+    for (int k = c0; k < c1; ++k) vector(k, k - c0);
+    for (int k = c0; k < c1; ++k) scalar(k, k - c0);
   }
 }
 
+/// The layer points [k0, k1) of row (i, j) (outside g.inner, the sponge): their right-hand sides,
+/// then the damped update.
+__attribute__((noinline)) void tti_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
+  float rp[kChunk], rq[kChunk];
+  const std::int64_t o0 = g.p.offset(i, j, 0);
+  by_chunks(
+      k0, k1,
+      [&](int k, int slot) {
+        const physics::TtiRhs r = tti_rhs_at(g, o0 + k);
+        rp[slot] = r.p;
+        rq[slot] = r.q;
+      },
+      [&](int k, int slot) { tti_update_from_rhs(g, i, j, k, o0 + k, {rp[slot], rq[slot]}); });
+}
+
 /// The CPML layer's points [k0, k1) of row (i, j), all in slab `slab`, compact index of k0 x0:
-/// their rows as one vector loop a chunk, then the CPML's pass 2 one by one (it branches).
-__attribute__((noinline)) void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab, int i,
-                                                  int j, int k0, int k1, std::int64_t x0) {
-  constexpr int kChunk = 32;
+/// their operator rows, then the CPML's pass 2.
+__attribute__((noinline)) void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs& c,
+                                                  const physics::Box3& slab, int i, int j, int k0, int k1,
+                                                  std::int64_t x0) {
   float perp[3][kChunk], axis[3][kChunk];
   const std::int64_t o0 = g.p.offset(i, j, 0);
-  for (int c0 = k0; c0 < k1; c0 += kChunk) {
-    const int c1 = std::min(k1, c0 + kChunk);
-#pragma omp simd
-    for (int k = c0; k < c1; ++k) {
-      const physics::TtiRows r = tti_rows_at(g, o0 + k);
-      for (int a = 0; a < 3; ++a) {
-        perp[a][k - c0] = r.perp[a];
-        axis[a][k - c0] = r.axis[a];
-      }
-    }
-    for (int k = c0; k < c1; ++k) {
-      physics::TtiRows r;
-      for (int a = 0; a < 3; ++a) {
-        r.perp[a] = perp[a][k - c0];
-        r.axis[a] = axis[a][k - c0];
-      }
-      tti_cpml_layer_update(g, c, slab, i, j, k, x0 + (k - k0), r);
-    }
-  }
+  by_chunks(
+      k0, k1,
+      [&](int k, int slot) {
+        const physics::TtiRows r = tti_rows_at(g, o0 + k);
+        for (int a = 0; a < 3; ++a) {
+          perp[a][slot] = r.perp[a];
+          axis[a][slot] = r.axis[a];
+        }
+      },
+      [&](int k, int slot) {
+        physics::TtiRows r;
+        for (int a = 0; a < 3; ++a) {
+          r.perp[a] = perp[a][slot];
+          r.axis[a] = axis[a][slot];
+        }
+        tti_cpml_layer_update(g, c, slab, i, j, k, x0 + (k - k0), r);
+      });
 }
 }  // namespace
 
