@@ -30,33 +30,28 @@ struct LayerIndex {
 
   static LayerIndex make(const physics::Index3& n, const physics::Box3& inner) {
     LayerIndex x{n, inner.empty() ? physics::Box3{} : inner};
-    const physics::Index3 lo = x.inner.lo, hi = x.inner.hi(), in = x.inner.n;
-    const std::int64_t plane = static_cast<std::int64_t>(n.j) * n.k;
-    const std::int64_t sizes[6] = {lo.i * plane,
-                                   (n.i - hi.i) * plane,
-                                   static_cast<std::int64_t>(in.i) * lo.j * n.k,
-                                   static_cast<std::int64_t>(in.i) * (n.j - hi.j) * n.k,
-                                   static_cast<std::int64_t>(in.i) * in.j * lo.k,
-                                   static_cast<std::int64_t>(in.i) * in.j * (n.k - hi.k)};
     for (int s = 0; s < 6; ++s) {
       x.start[s] = x.count;
-      x.count += sizes[s];
+      x.count += x.slab(s).points();
     }
     return x;
   }
 
   /// Slab s (0..5, in the order above) as a box: its points' indices are start[s] plus their
   /// C-order position in the box, so a kernel over a slab needs no lookup for its own point.
-  physics::Box3 slab(int s) const {
+  MM_HOST_DEVICE physics::Box3 slab(int s) const {
     const physics::Index3 lo = inner.lo, hi = inner.hi();
+    physics::Index3 a{0, 0, 0}, b = n;  // the slab is [a, b)
     switch (s) {
-      case 0: return physics::box_from_bounds({0, 0, 0}, {lo.i, n.j, n.k});
-      case 1: return physics::box_from_bounds({hi.i, 0, 0}, {n.i, n.j, n.k});
-      case 2: return physics::box_from_bounds({lo.i, 0, 0}, {hi.i, lo.j, n.k});
-      case 3: return physics::box_from_bounds({lo.i, hi.j, 0}, {hi.i, n.j, n.k});
-      case 4: return physics::box_from_bounds({lo.i, lo.j, 0}, {hi.i, hi.j, lo.k});
-      default: return physics::box_from_bounds({lo.i, lo.j, hi.k}, {hi.i, hi.j, n.k});
+      case 0: b.i = lo.i; break;
+      case 1: a.i = hi.i; break;
+      case 2: a.i = lo.i; b.i = hi.i; b.j = lo.j; break;
+      case 3: a.i = lo.i; b.i = hi.i; a.j = hi.j; break;
+      case 4: a = {lo.i, lo.j, 0}; b = {hi.i, hi.j, lo.k}; break;
+      default: a = {lo.i, lo.j, hi.k}; b = {hi.i, hi.j, n.k}; break;
     }
+    const auto extent = [](int from, int to) { return to > from ? to - from : 0; };
+    return {a, {extent(a.i, b.i), extent(a.j, b.j), extent(a.k, b.k)}};
   }
 
   /// The index of the point m steps along axis A from point (i, j, k) of slab box `slab`, whose
@@ -87,17 +82,10 @@ struct LayerIndex {
 
   /// The point's index, or -1 outside the grid or inside `inner`.
   MM_HOST_DEVICE std::int64_t operator()(int i, int j, int k) const {
-    if (i < 0 || j < 0 || k < 0 || i >= n.i || j >= n.j || k >= n.k) return -1;
-    const physics::Index3 lo = inner.lo, hi = inner.hi(), in = inner.n;
-    if (i < lo.i) return start[0] + (static_cast<std::int64_t>(i) * n.j + j) * n.k + k;
-    if (i >= hi.i) return start[1] + (static_cast<std::int64_t>(i - hi.i) * n.j + j) * n.k + k;
-    const std::int64_t ii = i - lo.i;
-    if (j < lo.j) return start[2] + (ii * lo.j + j) * n.k + k;
-    if (j >= hi.j) return start[3] + (ii * (n.j - hi.j) + (j - hi.j)) * n.k + k;
-    const std::int64_t row = ii * in.j + (j - lo.j);
-    if (k < lo.k) return start[4] + row * lo.k + k;
-    if (k >= hi.k) return start[5] + row * (n.k - hi.k) + (k - hi.k);
-    return -1;
+    const int s = slab_of(i, j, k);
+    if (s < 0) return -1;
+    const physics::Box3 b = slab(s);
+    return start[s] + (static_cast<std::int64_t>(i - b.lo.i) * b.n.j + (j - b.lo.j)) * b.n.k + (k - b.lo.k);
   }
 };
 
@@ -110,13 +98,6 @@ constexpr int kTtiCpmlFields = 18;
 /// inner edge): q is not driven there (b = 0) and would keep the rate it entered with; measured,
 /// it also drains the shear artefact left in the layer (bench/results/2026-11-25-cpu-tti-cpml.md).
 constexpr float kQDamping = 0.3f;
-
-/// d f / dx_axis, 8th order, for a runtime axis.
-template <class At>
-MM_HOST_DEVICE MM_FORCE_INLINE float first_derivative8(int axis, const At& at, const pml::AxisDerivatives& w) {
-  return axis == 0 ? pml::first_derivative8<0>(at, w)
-                   : (axis == 1 ? pml::first_derivative8<1>(at, w) : pml::first_derivative8<2>(at, w));
-}
 
 /// psi <- a psi + b df/dx_axis (pml::cpml_psi_next) for a runtime axis.
 template <class At>
@@ -218,9 +199,7 @@ template <int A>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives(const TtiCpmlArgs& c, const physics::Box3& slab, int i, int j,
                                                         int k, std::int64_t x, float& dv_perp, float& dv_axis) {
   std::int64_t line[2 * physics::kRadius + 1];  // the layer indices along axis A, once for both
-#if defined(__CUDA_ARCH__)
-#pragma unroll
-#endif
+  MM_UNROLL
   for (int m = -physics::kRadius; m <= physics::kRadius; ++m)
     line[m + physics::kRadius] = c.layer.along<A>(slab, i, j, k, x, m);
   const auto derivative = [&](int field) {

@@ -434,8 +434,8 @@ class CpuAcousticTti final : public Propagator {
 
   /// The TTI step at every point of `box`: a row's inner points as one vector loop
   /// (tti_inner_row), its layer points by the sponge's damped update (tti_layer_row) or the
-  /// CPML's pass 2 (tti_cpml_layer_row, with the slab that holds them). One parallel region a step: this runs for up to
-  /// 10,000 small steps in the tests, where each extra region's barrier shows.
+  /// CPML's pass 2 (tti_cpml_layer_row, with the slab that holds them). One parallel region a
+  /// step: this runs for up to 10,000 small steps in the tests, where each region's barrier shows.
   void update(const Box3& box) {
     if (box.empty()) return;
     const TtiStepArgs g = step_args();
