@@ -18,16 +18,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 iso=${ISO_KERNELS:-semi_tma:64x32x32,semi_tma:64x32x64,semi_tma:64x32x128,semi_tma:64x32x256,temporal:32x16x1000,temporal:32x16x256}
 tti=${TTI_KERNELS:-swic:32x4x64,swic_split:32x4x64}
 shapes=${SHAPES:-1000}
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-echo "commit ${MINIMOD_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)} $(date -u +%FT%TZ)"
-# The label is typed by hand; the fingerprint tells which commit really ran
-# (`bash scripts/source_fingerprint.sh COMMIT` where the repository is).
-echo "sources $(bash scripts/source_fingerprint.sh)"
-start=$(date +%s)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DMINIMOD_COMMIT="${MINIMOD_COMMIT:-unknown}" > "$out/cmake.log" 2>&1 &&
-  cmake --build build -j16 > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
-echo "build: $(( $(date +%s) - start )) s"
+. bench/build_sm90.sh
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # The host emulations (labelled gpu, run by CI too) are left to CI; 8 test processes share the GPU.
   # Two OpenMP threads each: 8 processes of 16 spinning threads made a 0.2 s test take 52 s.

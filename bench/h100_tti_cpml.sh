@@ -9,13 +9,7 @@
 set -uo pipefail
 out=${OUT:-/tmp}
 kernel=${KERNEL:-swic_split_tma:32x8x64}
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
-echo "commit ${MINIMOD_COMMIT:-unknown} sources $(bash scripts/source_fingerprint.sh) $(date -u +%FT%TZ)"
-start=$(date +%s)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DMINIMOD_COMMIT="${MINIMOD_COMMIT:-unknown}" > "$out/cmake.log" 2>&1 &&
-  cmake --build build -j16 > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
-echo "build: $(( $(date +%s) - start )) s"
+. bench/build_sm90.sh
 grep -A2 "tti_cpml" "$out/build.log" | grep -E "Used" | sort | uniq -c
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # Every gpu-labelled test (host emulations left to CI), then the CPML's CPU tests.
