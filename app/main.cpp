@@ -119,9 +119,6 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   kernels::check_kernel_name(config.execution.kernel);
   const bool distributed = session.size() > 1;
   const mpi::Decomposition decomposition = plan_decomposition(plan, session.size());
-  if (plan.tti && plan.tti_problem.layer == kernels::TtiLayer::cpml && distributed)
-    throw ConfigError("config error: boundary.pml.tti: cpml runs on one rank for now (this run has " +
-                      std::to_string(session.size()) + "); run one process, or use boundary.pml.tti: sponge");
 
   std::string where = "";
   if (distributed) {

@@ -8,6 +8,7 @@
 // derivative. Where the layer is elliptic (make_elliptic_layer) q is not driven and takes a
 // damping term instead (kQDamping).
 #pragma once
+#include <array>
 #include <cstdint>
 
 #include "kernels/tti_point.hpp"
@@ -52,19 +53,6 @@ struct LayerIndex {
     }
     const auto extent = [](int from, int to) { return to > from ? to - from : 0; };
     return {a, {extent(a.i, b.i), extent(a.j, b.j), extent(a.k, b.k)}};
-  }
-
-  /// The index of the point m steps along axis A from point (i, j, k) of slab box `slab`, whose
-  /// index is x: by the slab's strides while the step stays in it, else looked up (-1 outside
-  /// the layer).
-  template <int A>
-  MM_HOST_DEVICE MM_FORCE_INLINE std::int64_t along(const physics::Box3& slab, int i, int j, int k, std::int64_t x,
-                                                    int m) const {
-    const int t = (A == 0 ? i : (A == 1 ? j : k)) + m;
-    const int lo = slab.lo[A];
-    if (t >= lo && t < lo + slab.n[A])
-      return x + m * (A == 0 ? static_cast<std::int64_t>(slab.n.j) * slab.n.k : (A == 1 ? slab.n.k : 1));
-    return (*this)(A == 0 ? t : i, A == 1 ? t : j, A == 2 ? t : k);
   }
 
   /// The slab (0..5) that holds point (i, j, k), or -1 outside the grid or inside `inner`.
@@ -153,22 +141,101 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_update(const TtiStretched& op, floa
   *q_next = pml::pml_u_next(*q_next, q, v2dt2, b * op.perp, 0.0f, kQDamping * sponge_eta);
 }
 
+/// The layer points of a distributed subdomain's halos: across each face shared with a neighbour,
+/// the halo box (kHaloWidth deep, the own extent along the other two axes) less the inner region,
+/// indexed as a layer of its own. Pass 2 reads V_c across a cut along c (in the other axes' layers,
+/// V_c = (C psi)_c is not zero where the tilt couples c to a damped axis), so each rank computes psi
+/// and V at these points itself, from the exchanged p and q (edges included) and the neighbour's
+/// medium, by the same formula as the neighbour at its own points: bitwise the same, with no
+/// exchange of the layer's fields. psi_c itself is zero there: cuts along c keep the halo width
+/// away from c's layer (mpi::cut_limits), so its derivative, which would reach beyond the halo, is
+/// never taken.
+struct TtiCpmlHalo {
+  LayerIndex face[6];                    // in the halo box's coordinates; empty (n = 0) without a neighbour
+  physics::Index3 lo[6] = {};            // the halo box's corner in grid coordinates
+  std::int64_t start[6] = {};            // its first compact index, after the own layer and earlier faces
+  std::int64_t count = 0;                // points over all faces
+
+  /// The halos of `faces` (neighbour[f]) around a grid of n points whose inner region is `inner`.
+  /// Along a face's axis the halo lies outside that axis's layer (the cut limits), so it is inner
+  /// wherever the grid's inner region spans the other two axes.
+  static TtiCpmlHalo make(const physics::Index3& n, const physics::Box3& inner, const std::array<bool, 6>& faces,
+                          std::int64_t first, int width) {
+    TtiCpmlHalo h;
+    std::int64_t next = first;
+    for (int f = 0; f < 6; ++f) {
+      h.start[f] = next;
+      if (!faces[static_cast<size_t>(f)]) continue;
+      const int a = f / 2;
+      physics::Box3 box{{0, 0, 0}, n};
+      box.lo[a] = f % 2 == 0 ? -width : n[a];
+      box.n[a] = width;
+      physics::Box3 in = inner;  // the inner region's extent along the other axes, all along a
+      if (!in.empty()) {
+        in.lo[a] = box.lo[a];
+        in.n[a] = width;
+        for (int c = 0; c < 3; ++c) in.lo[c] -= box.lo[c];
+      }
+      h.lo[f] = box.lo;
+      h.face[f] = LayerIndex::make(box.n, in);
+      next += h.face[f].count;
+    }
+    h.count = next - first;
+    return h;
+  }
+  /// Face f's halo box in grid coordinates (empty without a neighbour).
+  physics::Box3 box(int f) const { return {lo[f], face[f].n}; }
+};
+
 /// The layer's fields and profiles as a step reads them (host or device pointers).
 struct TtiCpmlArgs {
   LayerIndex layer;
-  float* fields = nullptr;           // kTtiCpmlFields arrays of layer.count floats, one after another
+  TtiCpmlHalo halo;                  // a distributed subdomain's halo points (none on one rank)
+  std::int64_t count = 0;            // layer.count + halo.count: the length of one field
+  float* fields = nullptr;           // kTtiCpmlFields arrays of count floats, one after another
   const float* a[3] = {};            // CPML profiles per axis, by grid index (pml::CpmlProfiles)
   const float* b[3] = {};
   pml::AxisDerivatives d1{};
   /// Field f (TtiCpmlField), axis c, at compact index x.
   MM_HOST_DEVICE MM_FORCE_INLINE float& at(int f, int c, std::int64_t x) const {
-    return fields[(f + c) * layer.count + x];
+    return fields[(f + c) * count + x];
+  }
+
+  /// Compact index of point (i, j, k): the own layer's, a face halo's (beyond the grid along one
+  /// axis), or -1 (inner, an edge or beyond).
+  MM_HOST_DEVICE std::int64_t index(int i, int j, int k) const {
+    const int idx[3] = {i, j, k};
+    const int n[3] = {layer.n.i, layer.n.j, layer.n.k};
+    int f = -1;
+    for (int a = 0; a < 3; ++a) {
+      if (idx[a] >= 0 && idx[a] < n[a]) continue;
+      if (f >= 0) return -1;
+      f = 2 * a + (idx[a] < 0 ? 0 : 1);
+    }
+    if (f < 0) return layer(i, j, k);
+    const physics::Index3 lo = halo.lo[f];
+    const std::int64_t x = halo.face[f](i - lo.i, j - lo.j, k - lo.k);
+    return x < 0 ? -1 : halo.start[f] + x;
+  }
+
+  /// The index of the point m steps along axis A from point (i, j, k) of own slab box `slab`,
+  /// whose index is x: by the slab's strides while the step stays in it, else looked up (-1
+  /// where nothing is stored: V is zero there).
+  template <int A>
+  MM_HOST_DEVICE MM_FORCE_INLINE std::int64_t along(const physics::Box3& slab, int i, int j, int k, std::int64_t x,
+                                                    int m) const {
+    const int t = (A == 0 ? i : (A == 1 ? j : k)) + m;
+    const int lo = slab.lo[A];
+    if (t >= lo && t < lo + slab.n[A])
+      return x + m * (A == 0 ? static_cast<std::int64_t>(slab.n.j) * slab.n.k : (A == 1 ? slab.n.k : 1));
+    return index(A == 0 ? t : i, A == 1 ? t : j, A == 2 ? t : k);
   }
 };
 
-/// Pass 1 at grid point (i, j, k) (nothing outside the layer): psi from the current p, q, then V.
+/// Pass 1 at point (i, j, k) of the layer or of a face halo's layer (nothing elsewhere): psi from
+/// the current p, q, then V. Along a halo's own axis psi stays zero (TtiCpmlHalo).
 MM_HOST_DEVICE inline void tti_cpml_psi_point(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k) {
-  const std::int64_t x = c.layer(i, j, k);
+  const std::int64_t x = c.index(i, j, k);
   if (x < 0) return;
   const std::int64_t o = g.p.offset(i, j, k);
   const TtiGlobalPoint pt{g, o};
@@ -179,6 +246,7 @@ MM_HOST_DEVICE inline void tti_cpml_psi_point(const TtiStepArgs& g, const TtiCpm
   for (int e = 0; e < 3; ++e) {
     psi_s[e] = c.at(kPsiS, e, x);
     psi_p[e] = c.at(kPsiP, e, x);
+    if (idx[e] < 0 || idx[e] >= c.layer.n[e]) continue;  // a halo's own axis
     const float a = c.a[e][idx[e]], b = c.b[e][idx[e]];
     if (b == 0.0f) continue;  // zero where axis e is not damped
     psi_s[e] = cpml_psi_next(e, psi_s[e], a, b, at_s, c.d1);
@@ -201,7 +269,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives(const TtiCpmlArgs& c, c
   std::int64_t line[2 * physics::kRadius + 1];  // the layer indices along axis A, once for both
   MM_UNROLL
   for (int m = -physics::kRadius; m <= physics::kRadius; ++m)
-    line[m + physics::kRadius] = c.layer.along<A>(slab, i, j, k, x, m);
+    line[m + physics::kRadius] = c.along<A>(slab, i, j, k, x, m);
   const auto derivative = [&](int field) {
     return pml::first_derivative8<A>([&](int di, int dj, int dk) {
       const std::int64_t y = line[di + dj + dk + physics::kRadius];  // one offset is non-zero

@@ -95,21 +95,34 @@ kernels::AcousticTtiProblem subdomain_problem(const kernels::AcousticTtiProblem&
   p.a = cut(g.a, gm.n, from);
   p.record_q = g.record_q;
   p.stencil = g.stencil;
-  p.layer = g.layer;  // the CPML layer refuses a halo exchange (its fields are not exchanged yet)
+  p.layer = g.layer;
+  for (int a = 0; a < 3; ++a) {  // the CPML's profiles (TtiLayer::cpml), by grid index
+    p.cpml.a[a] = slice(g.cpml.a[a], box.lo[a], box.n[a]);
+    p.cpml.b[a] = slice(g.cpml.b[a], box.lo[a], box.n[a]);
+  }
   return p;
 }
 
-CutLimits cut_limits(const kernels::AcousticIsoProblem& problem) {
+namespace {
+/// Cuts along each axis keep the halo width away from that axis's layer: a CPML's psi along an
+/// axis is then never read (iso) or computed (TTI, kernels/tti_cpml.hpp TtiCpmlHalo) across a cut.
+CutLimits outside_layers(const pml::PmlWidths& pml) {
   CutLimits l;
-  if (problem.pml_kind != pml::PmlKind::cpml) return l;
   for (int a = 0; a < 3; ++a) {
-    if (problem.pml.lo[static_cast<size_t>(a)] > 0) l.lo[a] = problem.pml.lo[static_cast<size_t>(a)] + kernels::kHaloWidth;
-    if (problem.pml.hi[static_cast<size_t>(a)] > 0) l.hi[a] = problem.pml.hi[static_cast<size_t>(a)] + kernels::kHaloWidth;
+    if (pml.lo[static_cast<size_t>(a)] > 0) l.lo[a] = pml.lo[static_cast<size_t>(a)] + kernels::kHaloWidth;
+    if (pml.hi[static_cast<size_t>(a)] > 0) l.hi[a] = pml.hi[static_cast<size_t>(a)] + kernels::kHaloWidth;
   }
   return l;
 }
+}  // namespace
 
-CutLimits cut_limits(const kernels::AcousticTtiProblem&) { return {}; }
+CutLimits cut_limits(const kernels::AcousticIsoProblem& problem) {
+  return problem.pml_kind == pml::PmlKind::cpml ? outside_layers(problem.pml) : CutLimits{};
+}
+
+CutLimits cut_limits(const kernels::AcousticTtiProblem& problem) {
+  return problem.layer == kernels::TtiLayer::cpml ? outside_layers(problem.pml) : CutLimits{};
+}
 
 std::vector<kernels::NodeWeight> nodes_in(const std::vector<kernels::NodeWeight>& nodes,
                                           const Box3& box, std::vector<int>* index) {

@@ -25,7 +25,8 @@ kernels::AcousticTtiProblem subdomain_problem(const kernels::AcousticTtiProblem&
 /// Where cuts may fall for `problem`: the CPML's psi fields are read across cuts along their own
 /// axis, so cuts keep the halo width away from each absorbing layer; Minimod's PML has no such need.
 CutLimits cut_limits(const kernels::AcousticIsoProblem& problem);
-/// TTI: anywhere (its PML keeps no memory field that is read across a cut).
+/// TTI: anywhere with the sponge layer (no memory field read across a cut); with the CPML as for
+/// the isotropic CPML, so that psi along an axis is never needed in that axis's halo.
 CutLimits cut_limits(const kernels::AcousticTtiProblem& problem);
 
 /// The nodes inside `box`, in box coordinates; `index[e]` = position of node e in `nodes`.

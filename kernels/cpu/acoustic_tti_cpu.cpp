@@ -216,10 +216,10 @@ class CpuAcousticTti final : public Propagator {
     fill_tti_medium(p_, layout_, nx_.data(), ny_.data(), nz_.data(), inv_a_.data());
     inner_ = inner_box(p_);
     if (p_.layer == TtiLayer::cpml) {
-      if (p_.halo.any())
-        throw std::invalid_argument("acoustic_tti: the CPML layer runs on one rank for now (no halo exchange of its fields)");
       cpml_.layer = LayerIndex::make(p_.grid.shape, inner_);
-      cpml_fields_ = AlignedBuffer(std::max<std::int64_t>(1, kTtiCpmlFields * cpml_.layer.count));
+      cpml_.halo = TtiCpmlHalo::make(p_.grid.shape, inner_, p_.halo.neighbour, cpml_.layer.count, kHaloWidth);
+      cpml_.count = cpml_.layer.count + cpml_.halo.count;
+      cpml_fields_ = AlignedBuffer(std::max<std::int64_t>(1, kTtiCpmlFields * cpml_.count));
       cpml_.fields = cpml_fields_.data();
       for (int c = 0; c < 3; ++c) {
         cpml_.a[c] = p_.cpml.a[c].data();
@@ -232,7 +232,7 @@ class CpuAcousticTti final : public Propagator {
   std::string backend() const override { return "cpu"; }
   std::string kernel() const override { return "reference"; }
   std::int64_t allocated_bytes() const override {
-    return (12 * layout_.elements() + (p_.layer == TtiLayer::cpml ? kTtiCpmlFields * cpml_.layer.count : 0)) * 4;
+    return (12 * layout_.elements() + (p_.layer == TtiLayer::cpml ? kTtiCpmlFields * cpml_.count : 0)) * 4;
   }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
@@ -398,14 +398,22 @@ class CpuAcousticTti final : public Propagator {
   // points only (LayerIndex); inner points take the plain operator.
 
   /// The step's first pass (kernels/tti_cpml.hpp): psi and V at every layer point, which the
-  /// update reads around each point.
+  /// update reads around each point, and at the layer points of the halos shared with neighbours
+  /// (TtiCpmlHalo: each rank computes those itself, from the exchanged p and q).
   void update_psi() {
-    const Index3 n = p_.grid.shape;
     const TtiStepArgs g = step_args();
-#pragma omp parallel for collapse(2) schedule(static)
-    for (int i = 0; i < n.i; ++i)
-      for (int j = 0; j < n.j; ++j)
-        for (int k = 0; k < n.k; ++k) tti_cpml_psi_point(g, cpml_, i, j, k);
+    const auto over = [&](const Box3& b) {
+      const Index3 lo = b.lo, hi = b.hi();
+#pragma omp for collapse(2) schedule(static) nowait
+      for (int i = lo.i; i < hi.i; ++i)
+        for (int j = lo.j; j < hi.j; ++j)
+          for (int k = lo.k; k < hi.k; ++k) tti_cpml_psi_point(g, cpml_, i, j, k);
+    };
+#pragma omp parallel
+    {
+      over(p_.grid.box());
+      for (int f = 0; f < 6; ++f) over(cpml_.halo.box(f));
+    }
   }
 
   /// The step's arrays (kernels/tti_point.hpp).

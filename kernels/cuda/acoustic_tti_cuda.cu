@@ -5,9 +5,10 @@
 // per point (p, q at two levels, two auxiliary fields, (v dt)^2, b, the medium nx, ny, nz, 1 / a),
 // halo included: 1000^3 takes 49 GB; a family that reads the split form's centre weights
 // (swic_split) adds kappa_perp, kappa_axis (14 arrays, 57 GB).
-// The CPML layer (TtiLayer::cpml, one rank for now): the family runs on the inner box, the layer's
-// points take the CPML's two passes (kernels/tti_cpml.hpp, one thread a point, launched per slab
-// of the layer) with its 18 fields over the layer's points only.
+// The CPML layer (TtiLayer::cpml): the family runs on the inner box, the layer's points take the
+// CPML's two passes (kernels/tti_cpml.hpp, one thread a point, launched per slab of the layer) with
+// its 18 fields over the layer's points only, and, distributed, psi and V over the layer points of
+// the halos shared with neighbours too (TtiCpmlHalo).
 // Distributed (a subdomain of mpi/subdomain.hpp): p and q exchange their face and edge halos axis
 // by axis (kernels/halo.hpp, exchange_by_axis), packed on the GPU and staged through pinned host
 // memory for host transports, on a halo stream while the interior is updated (overlapped_step).
@@ -50,30 +51,35 @@ __global__ void fill_centre_weights(TtiStepArgs g, physics::Box3 box, float* kap
   kappa_axis[o] = c.axis;
 }
 
-/// The CPML layer's two passes (kernels/tti_cpml.hpp) over one slab of the layer
-/// (LayerIndex::slab, its first index `start`), one thread a point in 3D blocks (slab_block).
+/// The CPML layer's two passes (kernels/tti_cpml.hpp) over the points of one slab of the layer
+/// (LayerIndex::slab, in grid coordinates, its first index `start`) inside `part`, a box of the
+/// slab, one thread a point in 3D blocks (slab_block).
 struct SlabPoint {
   int i, j, k;
   std::int64_t x;  // compact layer index
   bool valid;
 };
-__device__ MM_FORCE_INLINE SlabPoint slab_point(const physics::Box3& slab, std::int64_t start) {
-  const int k = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  const int i = static_cast<int>(blockIdx.z * blockDim.z + threadIdx.z);
-  const bool valid = i < slab.n.i && j < slab.n.j && k < slab.n.k;
-  const std::int64_t x = start + (static_cast<std::int64_t>(i) * slab.n.j + j) * slab.n.k + k;
-  return {slab.lo.i + i, slab.lo.j + j, slab.lo.k + k, x, valid};
+__device__ MM_FORCE_INLINE SlabPoint slab_point(const physics::Box3& slab, const physics::Box3& part,
+                                                std::int64_t start) {
+  const int k = part.lo.k + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int j = part.lo.j + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  const int i = part.lo.i + static_cast<int>(blockIdx.z * blockDim.z + threadIdx.z);
+  const physics::Index3 hi = part.hi();
+  const bool valid = i < hi.i && j < hi.j && k < hi.k;
+  const std::int64_t x =
+      start + (static_cast<std::int64_t>(i - slab.lo.i) * slab.n.j + (j - slab.lo.j)) * slab.n.k + (k - slab.lo.k);
+  return {i, j, k, x, valid};
 }
-__global__ void tti_cpml_psi(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, std::int64_t start) {
-  const SlabPoint pt = slab_point(slab, start);
+__global__ void tti_cpml_psi(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, physics::Box3 part,
+                             std::int64_t start) {
+  const SlabPoint pt = slab_point(slab, part, start);
   if (pt.valid) tti_cpml_psi_point(g, c, pt.i, pt.j, pt.k);
 }
 // Built for 4 blocks of 256 threads per SM (64 registers, 40 B spilled): 15.69 GPts/s at 1000^3
 // on an H200 against 14.69 at 76 registers and 3 blocks (bench/results/2026-11-27-h200-tti-cpml.md).
 __global__ void __launch_bounds__(256, 4) tti_cpml_layer(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab,
-                                                         std::int64_t start) {
-  const SlabPoint pt = slab_point(slab, start);
+                                                         physics::Box3 part, std::int64_t start) {
+  const SlabPoint pt = slab_point(slab, part, start);
   if (pt.valid) tti_cpml_layer_point(g, c, slab, pt.i, pt.j, pt.k, pt.x);
 }
 
@@ -89,17 +95,36 @@ dim3 slab_block(const physics::Box3& slab) {
   return dim3(bx, 128 / bx, 2);
 }
 
-/// `kernel` over the layer's six slabs (empty ones skipped).
+/// `kernel` over the points of the six slabs of `layer` (whose corner lies at grid point `lo` and
+/// whose first compact index is `first`) inside `part` (grid coordinates); empty ones skipped.
 template <class Kernel>
-void launch_on_slabs(Kernel kernel, const char* name, const TtiStepArgs& g, const TtiCpmlArgs& c, cudaStream_t s) {
+void launch_on_slabs(Kernel kernel, const char* name, const TtiStepArgs& g, const TtiCpmlArgs& c,
+                     const LayerIndex& layer, const physics::Index3& lo, std::int64_t first, const physics::Box3& part,
+                     cudaStream_t s) {
   for (int slab = 0; slab < 6; ++slab) {
-    const physics::Box3 b = c.layer.slab(slab);
-    if (b.empty()) continue;
-    const dim3 block = slab_block(b);
-    const dim3 grid(ceil_div(b.n.k, block.x), ceil_div(b.n.j, block.y), ceil_div(b.n.i, block.z));
-    kernel<<<grid, block, 0, s>>>(g, c, b, c.layer.start[slab]);
+    physics::Box3 b = layer.slab(slab);
+    for (int a = 0; a < 3; ++a) b.lo[a] += lo[a];
+    const physics::Box3 q = physics::intersect(b, part);
+    if (q.empty()) continue;
+    const dim3 block = slab_block(q);
+    const dim3 grid(ceil_div(q.n.k, block.x), ceil_div(q.n.j, block.y), ceil_div(q.n.i, block.z));
+    kernel<<<grid, block, 0, s>>>(g, c, b, q, first + layer.start[slab]);
     MM_CUDA_CHECK_LAUNCH(name);
   }
+}
+
+/// The CPML's pass 1 (psi and V) at the layer's points and at those of the halos shared with
+/// neighbours (TtiCpmlHalo), on stream s.
+void launch_cpml_psi(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& grid, cudaStream_t s) {
+  launch_on_slabs(tti_cpml_psi, "tti_cpml_psi", g, c, c.layer, {0, 0, 0}, 0, grid, s);
+  for (int f = 0; f < 6; ++f)
+    launch_on_slabs(tti_cpml_psi, "tti_cpml_psi (halo)", g, c, c.halo.face[f], c.halo.lo[f], c.halo.start[f],
+                    c.halo.box(f), s);
+}
+
+/// The CPML's pass 2 (the layer's update) at the layer's points inside `part`, on stream s.
+void launch_cpml_layer(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& part, cudaStream_t s) {
+  launch_on_slabs(tti_cpml_layer, "tti_cpml_layer", g, c, c.layer, {0, 0, 0}, 0, part, s);
 }
 
 class CudaAcousticTti final : public Propagator {
@@ -116,10 +141,12 @@ class CudaAcousticTti final : public Propagator {
     const std::int64_t n = layout_.elements();
     inner_ = inner_box(p_);  // a subdomain's regions are clipped to its box
     const bool cpml = p_.layer == TtiLayer::cpml;
-    if (cpml && p_.halo.any())
-      throw std::invalid_argument("acoustic_tti: the CPML layer runs on one rank for now (no halo exchange of its fields)");
-    if (cpml) cpml_.layer = LayerIndex::make(p_.grid.shape, inner_);
-    check_fits(arrays_ * n * 4 + kTtiCpmlFields * cpml_.layer.count * 4);
+    if (cpml) {
+      cpml_.layer = LayerIndex::make(p_.grid.shape, inner_);
+      cpml_.halo = TtiCpmlHalo::make(p_.grid.shape, inner_, p_.halo.neighbour, cpml_.layer.count, kHaloWidth);
+      cpml_.count = cpml_.layer.count + cpml_.halo.count;
+    }
+    check_fits(arrays_ * n * 4 + kTtiCpmlFields * cpml_.count * 4);
     static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
                                    "nx", "ny", "nz", "1/a", "kappa_perp", "kappa_axis"};
     DeviceBuffer<float>* arrays[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_, &v2dt2_, &b_,
@@ -148,7 +175,7 @@ class CudaAcousticTti final : public Propagator {
         MM_CUDA_CHECK(cudaMemcpy(eta_[a].data(), e.data(), e.size() * 4, cudaMemcpyHostToDevice));
     }
     if (cpml) {
-      cpml_fields_ = DeviceBuffer<float>(std::max<std::int64_t>(1, kTtiCpmlFields * cpml_.layer.count), "CPML fields");
+      cpml_fields_ = DeviceBuffer<float>(std::max<std::int64_t>(1, kTtiCpmlFields * cpml_.count), "CPML fields");
       MM_CUDA_CHECK(cudaMemset(cpml_fields_.data(), 0, static_cast<size_t>(cpml_fields_.bytes())));
       cpml_.fields = cpml_fields_.data();
       const auto upload = [](const std::vector<float>& v) {
@@ -192,7 +219,7 @@ class CudaAcousticTti final : public Propagator {
   std::string backend() const override { return "cuda"; }
   std::string kernel() const override { return family_->name + " " + tile_string(tile_); }
   std::int64_t allocated_bytes() const override {
-    return (arrays_ * layout_.elements() + kTtiCpmlFields * cpml_.layer.count) * 4;
+    return (arrays_ * layout_.elements() + kTtiCpmlFields * cpml_.count) * 4;
   }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
@@ -210,10 +237,10 @@ class CudaAcousticTti final : public Propagator {
       if (p_.layer == TtiLayer::cpml) {
         // psi and V first (the layer's update reads V around each point), the family over the
         // inner box, the layer's points by the CPML update.
-        launch_on_slabs(tti_cpml_psi, "tti_cpml_psi", g, cpml_, s);
+        launch_cpml_psi(g, cpml_, p_.grid.box(), s);
         family_->launch_tti(g, inner_, tile_, s);
         MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-        launch_on_slabs(tti_cpml_layer, "tti_cpml_layer", g, cpml_, s);
+        launch_cpml_layer(g, cpml_, p_.grid.box(), s);
       } else {
         // One launch over the whole grid: every family's point update takes the damped branch
         // outside g.inner (kernels/tti_point.hpp).
@@ -401,24 +428,41 @@ class CudaAcousticTti final : public Propagator {
   void overlapped_step(const TtiStepArgs& g, const std::vector<NodeWeight>& source, float amplitude) {
     const cudaStream_t s = stream_.get(), sh = halo_stream_.get();
     StepSplitEvents::Step& ev = split_events_.next();
+    // The CPML's psi and V (own and halo points) before both parts, which read V around their points.
+    if (p_.layer == TtiLayer::cpml) launch_cpml_psi(g, cpml_, p_.grid.box(), s);
     MM_CUDA_CHECK(cudaEventRecord(step_start_.get(), s));  // the last step (free surfaces) is done
     MM_CUDA_CHECK(cudaStreamWaitEvent(sh, step_start_.get(), 0));
     MM_CUDA_CHECK(cudaEventRecord(ev.start.get(), sh));
     for (const auto& b : split_.shell) {
-      family_->launch_tti(g, b, tile_, sh);
-      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+      update_part(g, b, sh);
       inject_sources(g.p_next, source, b, amplitude, sh);
     }
     MM_CUDA_CHECK(cudaEventRecord(ev.shell.get(), sh));
     if (!split_.interior.empty()) {
-      family_->launch_tti(g, split_.interior, tile_, s);
-      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+      update_part(g, split_.interior, s);
       inject_sources(g.p_next, source, split_.interior, amplitude, s);
     }
     MM_CUDA_CHECK(cudaEventRecord(ev.interior.get(), s));
     exchange_halos(sh);
     MM_CUDA_CHECK(cudaEventRecord(ev.halo.get(), sh));
     MM_CUDA_CHECK(cudaStreamWaitEvent(s, ev.halo.get(), 0));
+  }
+
+  /// The step's update of the points of `part` on stream s: the family over the whole part, its
+  /// layer points damped (the sponge), or over the part's inner points and the CPML's pass 2 over
+  /// its layer points.
+  void update_part(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
+    if (p_.layer != TtiLayer::cpml) {
+      family_->launch_tti(g, part, tile_, s);
+      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+      return;
+    }
+    const Box3 in = physics::intersect(part, inner_);
+    if (!in.empty()) {
+      family_->launch_tti(g, in, tile_, s);
+      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+    }
+    launch_cpml_layer(g, cpml_, part, s);
   }
 
   /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per
