@@ -77,7 +77,7 @@ struct BoundaryConfig {
   double pml_reflection = 1e-5;        // R of the CPML profile (d = d0 r^4)
   std::optional<double> pml_velocity;  // m/s the profile is tuned for (default: model's max vp)
   /// The acoustic_tti layer: "sponge" (Minimod's damped equation, every backend) or "cpml" (the
-  /// TTI operator's CPML over a layer made elliptic at depth; one rank for now; slow on the GPU).
+  /// TTI operator's CPML over a layer made elliptic at depth; slower than the sponge on the GPU).
   std::string tti_layer = "sponge";
   /// Faces that are free surfaces instead of PML, by name: x-, x+, y-, y+, z- (= "top"), z+.
   std::array<bool, 6> free_surface{};

@@ -1,7 +1,9 @@
 // The TTI CPML layer's field layout (kernels/tti_cpml.hpp, LayerIndex): every point of the layer
 // (the grid outside the inner box) has its own index in [0, count), and no other point has one,
 // for layers on all faces, on some faces only (a free surface) and for a grid that is all layer;
-// the six slabs, in C order, run through those indices.
+// the six slabs, in C order, run through those indices. A subdomain's halos (TtiCpmlHalo): every
+// point of a shared face's 4-deep halo outside the inner region (continued across the face) has
+// its own index after the layer's, found by TtiCpmlArgs::index; edges and other points have none.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -54,6 +56,61 @@ TEST(TtiCpmlLayer, EveryLayerPointHasItsOwnIndex) {
   expect_one_index_per_layer_point({13, 11, 9}, {{3, 2, 4}, {6, 5, 3}});  // all faces, uneven
   expect_one_index_per_layer_point({10, 12, 14}, {{0, 3, 3}, {7, 6, 11}});  // no layer at x-, z+
   expect_one_index_per_layer_point({6, 5, 4}, Box3{});                     // all layer
+}
+
+/// The halo points of faces `faces` around a grid n with inner box `inner`, through TtiCpmlArgs.
+void expect_one_index_per_halo_layer_point(const Index3& n, const Box3& inner, const std::array<bool, 6>& faces) {
+  constexpr int w = 4;
+  kernels::TtiCpmlArgs c;
+  c.layer = kernels::LayerIndex::make(n, inner);
+  c.halo = kernels::TtiCpmlHalo::make(n, inner, faces, c.layer.count, w);
+  c.count = c.layer.count + c.halo.count;
+  std::vector<int> seen(static_cast<size_t>(c.count), 0);
+  std::int64_t expected = 0;
+  for (int i = -w - 1; i < n.i + w + 1; ++i)
+    for (int j = -w - 1; j < n.j + w + 1; ++j)
+      for (int k = -w - 1; k < n.k + w + 1; ++k) {
+        const int idx[3] = {i, j, k}, ext[3] = {n.i, n.j, n.k};
+        int outside = 0, face = -1;
+        bool near = true;
+        for (int a = 0; a < 3; ++a) {
+          if (idx[a] >= 0 && idx[a] < ext[a]) continue;
+          ++outside;
+          face = 2 * a + (idx[a] < 0 ? 0 : 1);
+          near = idx[a] >= -w && idx[a] < ext[a] + w;
+        }
+        const std::int64_t x = c.index(i, j, k);
+        if (outside == 0) {  // the own grid: the layer's index
+          EXPECT_EQ(x, c.layer(i, j, k));
+          continue;
+        }
+        // A halo point is in the layer unless the inner box, continued across its face, holds it.
+        bool in_layer = outside == 1 && near && faces[static_cast<size_t>(face)];
+        if (in_layer && !inner.empty()) {
+          const int a = face / 2;
+          bool inside = true;
+          for (int b = 0; b < 3; ++b)
+            if (b != a) inside = inside && idx[b] >= inner.lo[b] && idx[b] < inner.hi()[b];
+          in_layer = !inside;
+        }
+        if (!in_layer) {
+          EXPECT_EQ(x, -1) << i << " " << j << " " << k;
+          continue;
+        }
+        ++expected;
+        ASSERT_GE(x, c.layer.count) << i << " " << j << " " << k;
+        ASSERT_LT(x, c.count) << i << " " << j << " " << k;
+        ++seen[static_cast<size_t>(x)];
+      }
+  EXPECT_EQ(expected, c.halo.count);
+  for (std::int64_t x = c.layer.count; x < c.count; ++x) ASSERT_EQ(seen[static_cast<size_t>(x)], 1) << x;
+}
+
+TEST(TtiCpmlLayer, EveryHaloLayerPointHasItsOwnIndex) {
+  expect_one_index_per_halo_layer_point({13, 11, 9}, {{0, 2, 4}, {13, 5, 3}}, {true, true, false, false, false, false});
+  expect_one_index_per_halo_layer_point({10, 12, 14}, {{2, 0, 3}, {8, 12, 11}},
+                                        {false, true, true, true, false, true});
+  expect_one_index_per_halo_layer_point({6, 5, 7}, Box3{}, {true, true, true, true, true, true});  // all layer
 }
 
 }  // namespace
