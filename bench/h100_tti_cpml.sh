@@ -5,7 +5,8 @@
 # Run on the GPU machine from the repo root; logs go to $OUT when set.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h100_tti_cpml.sh
 # Environment: KERNEL (default swic_split_tma:32x8x64), SHAPES (default 512,1000), SKIP_TESTS=1,
-# SKIP_NCU=1.
+# SKIP_NCU=1, MPI=1 (configs/tti.yaml with the CPML on the GPU, one process and 2 ranks sharing
+# the GPU: the seismograms compared).
 set -uo pipefail
 out=${OUT:-/tmp}
 kernel=${KERNEL:-swic_split_tma:32x8x64}
@@ -35,5 +36,18 @@ if [ "${SKIP_NCU:-0}" != 1 ] && command -v ncu > /dev/null; then
        /^    Duration/ { d = $(NF) $(NF-1) } /^    DRAM Throughput/ { dram = "dram=" $NF "%" }
        /^    Compute \(SM\) Throughput/ { sm = "sm=" $NF "%" } /Achieved Occupancy/ { occ = "occ=" $NF "%" }
        END { if (name) print name, d, dram, sm, occ }' "$out/ncu-cpml.log"
+fi
+if [ "${MPI:-0}" = 1 ]; then
+  echo "== configs/tti.yaml, CPML, cuda $kernel: one process and mpirun -n 2 (one GPU)"
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=4
+  set_cpml=(--set boundary.pml.tti=cpml --set execution.backend=cuda --set "execution.kernel=${kernel%%:*}")
+  build/minimod --config configs/tti.yaml "${set_cpml[@]}" --set output.file="$out/tti-1.h5" 2>&1 | tail -2
+  mpirun -n 2 --bind-to none build/minimod --config configs/tti.yaml "${set_cpml[@]}" \
+    --set output.file="$out/tti-2.h5" 2>&1 | tail -2
+  python3 -c "
+import h5py, numpy as np, sys
+a, b = (h5py.File(sys.argv[i])['/seismograms/p'][()] for i in (1, 2))
+print('seismograms p: max |1 rank - 2 ranks| / max |1 rank| = %.3g (max %.3g)' % (np.abs(a - b).max() / np.abs(a).max(), np.abs(a).max()))
+" "$out/tti-1.h5" "$out/tti-2.h5"
 fi
 echo "total: $(( $(date +%s) - start )) s"
