@@ -10,6 +10,9 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "kernels/tti_point.hpp"
 #include "physics/box3.hpp"
@@ -186,6 +189,27 @@ struct TtiCpmlHalo {
   /// Face f's halo box in grid coordinates (empty without a neighbour).
   physics::Box3 box(int f) const { return {lo[f], face[f].n}; }
 };
+
+/// Throws std::invalid_argument when a face shared with a neighbour lies within `width` points of
+/// its axis's layer: b (the CPML profile of that axis, pml::CpmlProfiles) not zero on the own points
+/// next to it. psi along that axis would then be needed in the neighbour's halo (TtiCpmlHalo); as
+/// each rank checks its own side of every cut, the two halos of a cut are both checked.
+/// mpi::cut_limits keeps cuts that far out.
+inline void check_cuts_outside_layer(const std::array<std::vector<float>, 3>& b, const physics::Index3& n,
+                                     const std::array<bool, 6>& faces, int width) {
+  for (int f = 0; f < 6; ++f) {
+    if (!faces[static_cast<size_t>(f)]) continue;
+    const int a = f / 2;
+    const auto& profile = b[static_cast<size_t>(a)];
+    for (int d = 0; d < width && d < n[a]; ++d) {
+      const int i = f % 2 == 0 ? d : n[a] - 1 - d;
+      if (static_cast<size_t>(i) < profile.size() && profile[static_cast<size_t>(i)] != 0.0f)
+        throw std::invalid_argument("acoustic_tti: a subdomain's face " + std::to_string(f) +
+                                    " lies within " + std::to_string(width) +
+                                    " points of the CPML layer of its axis (mpi::cut_limits keeps cuts out)");
+    }
+  }
+}
 
 /// The layer's fields and profiles as a step reads them (host or device pointers).
 struct TtiCpmlArgs {

@@ -216,6 +216,7 @@ class CpuAcousticTti final : public Propagator {
     fill_tti_medium(p_, layout_, nx_.data(), ny_.data(), nz_.data(), inv_a_.data());
     inner_ = inner_box(p_);
     if (p_.layer == TtiLayer::cpml) {
+      check_cuts_outside_layer(p_.cpml.b, p_.grid.shape, p_.halo.neighbour, kHaloWidth);
       cpml_.layer = LayerIndex::make(p_.grid.shape, inner_);
       cpml_.halo = TtiCpmlHalo::make(p_.grid.shape, inner_, p_.halo.neighbour, cpml_.layer.count, kHaloWidth);
       cpml_.count = cpml_.layer.count + cpml_.halo.count;

@@ -142,6 +142,7 @@ class CudaAcousticTti final : public Propagator {
     inner_ = inner_box(p_);  // a subdomain's regions are clipped to its box
     const bool cpml = p_.layer == TtiLayer::cpml;
     if (cpml) {
+      check_cuts_outside_layer(p_.cpml.b, p_.grid.shape, p_.halo.neighbour, kHaloWidth);
       cpml_.layer = LayerIndex::make(p_.grid.shape, inner_);
       cpml_.halo = TtiCpmlHalo::make(p_.grid.shape, inner_, p_.halo.neighbour, cpml_.layer.count, kHaloWidth);
       cpml_.count = cpml_.layer.count + cpml_.halo.count;

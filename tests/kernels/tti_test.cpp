@@ -293,15 +293,22 @@ TEST(Tti, TenThousandStepsOnRandomSmoothModelsStayBounded) {
   expect_bounded_on_random_smooth_models(kernels::TtiLayer::sponge);
 }
 
-TEST(Tti, TheCpmlLayerRefusesAHaloExchange) {
-  // Its memory fields are not exchanged between subdomains yet: a distributed CPML run would
-  // differ from one rank, so it is refused (app/main.cpp names the config key first).
-  auto p = tti_problem({12, 12, 12}, 10, 1e-3, 4, [](int, int, int) { return Medium{}; });
+TEST(Tti, TheCpmlLayerRefusesACutNearItsAxissLayer) {
+  // A subdomain computes psi and V over its halos' layer points itself, psi along a face's own
+  // axis excepted, which must be zero there: a face within 4 points of that axis's layer is
+  // refused (mpi::cut_limits keeps cuts out; tests/mpi_ranks/tti_distributed_test.cpp runs them).
+  auto p = tti_problem({24, 12, 12}, 10, 1e-3, 4, [](int, int, int) { return Medium{}; });
   p.layer = kernels::TtiLayer::cpml;
   p.cpml = pml::make_cpml_profiles(p.grid.shape, p.grid.spacing, p.pml, pml::CpmlParams{1e-3, 2000});
   EXPECT_NO_THROW(kernels::make_cpu_acoustic_tti(p));
-  p.halo.neighbour[1] = true;
-  EXPECT_THROW(kernels::make_cpu_acoustic_tti(p), std::invalid_argument);
+  auto cut_in_x_layer = p;  // x+ shared, 4 layer points from it
+  cut_in_x_layer.halo.neighbour[kernels::kXHi] = true;
+  EXPECT_THROW(kernels::make_cpu_acoustic_tti(cut_in_x_layer), std::invalid_argument);
+  auto far_cut = p;  // x+ shared with no layer behind it, as in a subdomain cut outside it
+  far_cut.pml.hi[0] = 0;
+  far_cut.cpml = pml::make_cpml_profiles(p.grid.shape, p.grid.spacing, far_cut.pml, pml::CpmlParams{1e-3, 2000});
+  far_cut.halo.neighbour[kernels::kXHi] = true;
+  EXPECT_NO_THROW(kernels::make_cpu_acoustic_tti(far_cut));
 }
 
 TEST(Tti, TenThousandStepsWithTheCpmlLayerStayBounded) {
