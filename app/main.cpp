@@ -100,7 +100,14 @@ mpi::Decomposition plan_decomposition(const app::RunPlan& plan, int ranks) {
                         std::to_string(d[0] * d[1] * d[2]) + " ranks, this run has " +
                         std::to_string(ranks) + " (start it with mpirun -np N or srun -n N)");
   }
-  return mpi::decompose(shape, asked ? *asked : mpi::choose_dims(shape, ranks, limits), limits);
+  try {
+    return mpi::decompose(shape, asked ? *asked : mpi::choose_dims(shape, ranks, limits), limits);
+  } catch (const ConfigError& e) {
+    // The TTI CPML's limits are the only ones a key lifts: the sponge layer may be cut anywhere.
+    if (plan.tti && plan.tti_problem.layer == kernels::TtiLayer::cpml)
+      throw ConfigError(std::string(e.what()) + ", or boundary.pml.tti: sponge (no limit on the cuts)");
+    throw;
+  }
 }
 
 int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {

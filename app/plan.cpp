@@ -173,7 +173,7 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
   }
   t.record_q = c.output.record == "q";
   kernels::finish_problem(t);
-  if (c.boundary.tti_layer == "cpml") {
+  if ((c.boundary.tti_layer.empty() ? std::string(kDefaultTtiLayer) : c.boundary.tti_layer) == "cpml") {
     pml::CpmlParams cp;
     cp.dt = plan.dt;
     cp.velocity = c.boundary.pml_velocity.value_or(fastest);
@@ -212,7 +212,7 @@ RunPlan make_plan(const io::Config& c) {
     fail(c, "propagator", "'" + c.propagator + "' is not available; use acoustic_iso or acoustic_tti");
   }
   if (plan.tti && minimod) fail(c, "mode", "minimod mode is for propagator: acoustic_iso");
-  if (!plan.tti && c.boundary.tti_layer != "sponge")
+  if (!plan.tti && !c.boundary.tti_layer.empty())
     fail(c, "boundary.pml.tti", "applies to propagator: acoustic_tti only (acoustic_iso's layer is a CPML already)");
   if (!plan.tti && c.output.record != "p")
     fail(c, "output.record", "'" + c.output.record + "' exists only for propagator: acoustic_tti");

@@ -14,6 +14,10 @@
 
 namespace minimod::app {
 
+/// The acoustic_tti absorbing layer when boundary.pml.tti is not set: the CPML of the TTI operator,
+/// which reflects 12x less than the sponge (docs/tti.md), as DESIGN.md §3 asks of the default.
+inline constexpr const char* kDefaultTtiLayer = "cpml";
+
 struct RunPlan {
   io::Config config;
   kernels::AcousticIsoProblem problem;  // acoustic_iso (and the grid, PML widths, v2dt2 of any run)

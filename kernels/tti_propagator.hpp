@@ -8,7 +8,8 @@
 // 0.08); with a term derived for the TTI operator (grad eta . C grad f) it reflected 6x less but
 // grew on random smooth models; with the anisotropy faded out across the layer (so that its outer
 // part took Minimod's term) it grew without bound at eps 0.3, delta 0.05.
-// That is TtiLayer::sponge, the default. TtiLayer::cpml (every backend, distributed too) stretches the TTI
+// That is TtiLayer::sponge (this struct's default). TtiLayer::cpml (every backend, distributed too;
+// the app's default, app::kDefaultTtiLayer) stretches the TTI
 // operator itself, over a layer made elliptic at depth (make_elliptic_layer): 12x less reflection.
 // The operator is the self-adjoint form of physics/tti.hpp: the pointwise n n^T : Hessian form grew
 // exponentially where the tilt varies (x25 per 1000 steps, tilt varying over ~200 points).

@@ -60,8 +60,10 @@ TEST(TtiPlan, TimeStepAndMediumFollowTheConfig) {
   EXPECT_FLOAT_EQ(t.theta[123], 0.5f);
 }
 
-TEST(TtiPlan, TheAbsorbingLayerKeepsTheAnisotropyOfTheModelsEdge) {
-  const auto plan = app::make_plan(tti_config());
+TEST(TtiPlan, TheSpongeLayerKeepsTheAnisotropyOfTheModelsEdge) {
+  auto c = tti_config();
+  c.boundary.tti_layer = "sponge";
+  const auto plan = app::make_plan(c);
   const auto& t = plan.tti_problem;
   const auto& n = t.grid.shape;
   const int w = plan.pad_lo[0];
@@ -114,6 +116,13 @@ TEST(TtiPlan, TheCpmlLayerTurnsTheMediumEllipticAtDepth) {
     EXPECT_FLOAT_EQ(a_at(i), 1.4f) << i;
   }
   EXPECT_FLOAT_EQ(a_at(n.i + 3), 1.4f);
+}
+
+TEST(TtiPlan, TheDefaultLayerIsTheCpmlAndTheSpongeIsAKeyAway) {
+  auto c = tti_config();
+  EXPECT_EQ(app::make_plan(c).tti_problem.layer, kernels::TtiLayer::cpml);
+  c.boundary.tti_layer = "sponge";
+  EXPECT_EQ(app::make_plan(c).tti_problem.layer, kernels::TtiLayer::sponge);
 }
 
 TEST(TtiPlan, TheTtiLayerKeyIsRejectedForTheIsotropicPropagator) {

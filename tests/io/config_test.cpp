@@ -403,7 +403,7 @@ TEST(ConfigErrors, UnknownTtiLayerIsRejected) {
   EXPECT_TRUE(contains(error_of(kMinimal + "boundary:\n  pml: {tti: pml}\n"),
                        {"boundary.pml.tti (line 12)", "pml", "sponge", "cpml"}));
   EXPECT_EQ(parse_config(kMinimal + "boundary:\n  pml: {tti: cpml}\n", {}, "").boundary.tti_layer, "cpml");
-  EXPECT_EQ(parse_config(kMinimal, {}, "").boundary.tti_layer, "sponge");
+  EXPECT_EQ(parse_config(kMinimal, {}, "").boundary.tti_layer, "");  // not set: app::kDefaultTtiLayer
 }
 
 TEST(ConfigErrors, NegativeSnapshotIntervalIsRejected) {
