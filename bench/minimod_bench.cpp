@@ -5,9 +5,11 @@
 //   minimod_bench --backend cuda --kernels gmem,gmem:64x4x2 --shapes 512,1000,1200x800x600 --steps 100
 //   minimod_bench --propagator acoustic_tti --backend cuda --kernels swic --shapes 768
 // acoustic_tti runs the same case with a tilted VTI medium (eps 0.2, delta 0.1, tilt 30 deg,
-// azimuth 20 deg) and its damped layer in the same 27 points.
+// azimuth 20 deg) and its absorbing layer in the same 27 points: the config's default (the CPML)
+// unless --set boundary.pml.tti=sponge; the table names it.
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -131,11 +133,23 @@ int main(int argc, char** argv) {
       // Compulsory bytes: inner points read u, u_prev, v2dt2 and write u_next (16 B); PML points
       // also read and write the auxiliary field (24 B), eta being rebuilt from 1D profiles.
       // TTI: p, q, p_prev, q_prev, (v dt)^2, b, nx, ny, nz, 1/a read and p, q written (48 B);
-      // PML points also read and write aux_p, aux_q (64 B).
+      // sponge points also read and write aux_p, aux_q (64 B); CPML points write and read V of
+      // both tensors (48 B more) and, per axis damped there, read and write psi and zeta of both
+      // fields (32 B more): summed over the layer as the damped indices of each axis times the
+      // points of a plane across it.
+      const bool cpml = tti && plan.tti_problem.layer == kernels::TtiLayer::cpml;
       double bytes = 0;
       for (const auto& r : pml::make_regions(plan.problem.grid.shape, plan.problem.pml))
-        bytes += static_cast<double>(r.box.points()) * (tti ? (r.is_pml ? 64.0 : 48.0) : (r.is_pml ? 24.0 : 16.0));
+        bytes += static_cast<double>(r.box.points()) *
+                 (tti ? (r.is_pml ? (cpml ? 96.0 : 64.0) : 48.0) : (r.is_pml ? 24.0 : 16.0));
       const double points = static_cast<double>(plan.problem.grid.points());
+      if (cpml)
+        for (int a = 0; a < 3; ++a) {
+          const auto& b = plan.tti_problem.cpml.b[static_cast<size_t>(a)];
+          const double damped = static_cast<double>(std::count_if(b.begin(), b.end(), [](float x) { return x != 0.0f; }));
+          bytes += 32.0 * damped * points / static_cast<double>(b.size());
+        }
+      const std::string label = tti ? propagator + (cpml ? " (cpml)" : " (sponge)") : propagator;
       const double floor_gpts = bandwidth / (bytes / points) / 1e9;
       for (const auto& kernel : split(kernels_arg, ',')) {
         auto prop = tti ? kernels::make_acoustic_tti(plan.tti_problem, backend, kernel)
@@ -153,7 +167,7 @@ int main(int argc, char** argv) {
           res = kernels::cuda::kernel_resources(chosen, tti);
         }
 #endif
-        std::printf("| %s | %s | %dx%dx%d | %d | %.2f | %.0f | %.0f%% | %s |\n", propagator.c_str(),
+        std::printf("| %s | %s | %dx%dx%d | %d | %.2f | %.0f | %.0f%% | %s |\n", label.c_str(),
                     prop->kernel().c_str(), n[0], n[1], n[2], steps, gpts,
                     bytes * steps / s / 1e9, 100.0 * gpts / floor_gpts, res.c_str());
         std::fflush(stdout);
