@@ -113,7 +113,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_stretch_fluxes(const physics::TtiMediumP
 
 /// Both stretched operators of a layer point, div(C_perp grad s) and div(C_axis grad p), from its
 /// rows and the derivatives d_c V_c (dv_perp, dv_axis), with the profiles (a_c, b_c) there;
-/// updates zeta (zeta_perp, zeta_axis) in place, which stays 0 where b_c = 0.
+/// updates zeta (zeta_perp, zeta_axis) in place, which stays 0 where b_c = 0 (a 0 times a, plus
+/// 0: no branch, so that the CPU evaluates a row of layer points as one vector loop).
 struct TtiStretched {
   float perp, axis;
 };
@@ -125,10 +126,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiStretched tti_stretched_operators(const physic
   TtiStretched out{0, 0};
   for (int c = 0; c < 3; ++c) {
     const float lp = rows.perp[c] + dv_perp[c], la = rows.axis[c] + dv_axis[c];
-    if (b[c] != 0.0f) {
-      zeta_perp[c] = a[c] * zeta_perp[c] + b[c] * lp;
-      zeta_axis[c] = a[c] * zeta_axis[c] + b[c] * la;
-    }
+    zeta_perp[c] = a[c] * zeta_perp[c] + b[c] * lp;
+    zeta_axis[c] = a[c] * zeta_axis[c] + b[c] * la;
     out.perp += lp + zeta_perp[c];
     out.axis += la + zeta_axis[c];
   }
@@ -285,6 +284,27 @@ MM_HOST_DEVICE inline void tti_cpml_psi_point(const TtiStepArgs& g, const TtiCpm
   }
 }
 
+/// Whether the 8 points around (i, j, k) along axis A all lie in slab box `slab`: then V there is
+/// read by the slab's strides (tti_flux_derivatives_inside) rather than looked up.
+template <int A>
+MM_HOST_DEVICE MM_FORCE_INLINE bool flux_line_inside(const physics::Box3& slab, int i, int j, int k) {
+  const int t = A == 0 ? i : (A == 1 ? j : k);
+  return t - physics::kRadius >= slab.lo[A] && t + physics::kRadius < slab.lo[A] + slab.n[A];
+}
+
+/// tti_flux_derivatives where flux_line_inside holds: the same formula, neighbours by the strides.
+template <int A>
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_inside(const TtiCpmlArgs& c, const physics::Box3& slab,
+                                                               std::int64_t x, float& dv_perp, float& dv_axis) {
+  const std::int64_t stride = A == 0 ? static_cast<std::int64_t>(slab.n.j) * slab.n.k : (A == 1 ? slab.n.k : 1);
+  const auto derivative = [&](int field) {
+    return pml::first_derivative8<A>(
+        [&](int di, int dj, int dk) { return c.at(field, A, x + (di + dj + dk) * stride); }, c.d1);
+  };
+  dv_perp = derivative(kVPerp);
+  dv_axis = derivative(kVAxis);
+}
+
 /// d V_A / dx_A of both stretched fluxes (kVPerp, kVAxis) at point (i, j, k) of layer slab `slab`,
 /// compact index x; V is zero outside the layer (inner points, beyond the grid).
 template <int A>
@@ -312,17 +332,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows tti_rows_at(const TtiStepArgs& g
                              [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.stencil);
 }
 
-/// Pass 2 at point (i, j, k) of layer slab `slab` (LayerIndex::slab), compact index x, given its
-/// rows (tti_rows_at): the stretched operators and the update.
-MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
-                                                 int i, int j, int k, std::int64_t x, const physics::TtiRows& rows) {
+/// The end of pass 2 at layer point (i, j, k), compact index x, given its rows (tti_rows_at) and
+/// flux derivatives (tti_flux_derivatives): the stretched operators, zeta and the update.
+/// Branch-free, so the CPU reference evaluates a row of them as one vector loop.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_finish(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k,
+                                                   std::int64_t x, const physics::TtiRows& rows,
+                                                   const float (&dv_perp)[3], const float (&dv_axis)[3]) {
   const std::int64_t o = g.p.offset(i, j, k);
-  float a[3], b[3], dv_perp[3], dv_axis[3], zeta_perp[3], zeta_axis[3];
+  float a[3], b[3], zeta_perp[3], zeta_axis[3];
   a[0] = c.a[0][i], a[1] = c.a[1][j], a[2] = c.a[2][k];
   b[0] = c.b[0][i], b[1] = c.b[1][j], b[2] = c.b[2][k];
-  tti_flux_derivatives<0>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
-  tti_flux_derivatives<1>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
-  tti_flux_derivatives<2>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
   for (int e = 0; e < 3; ++e) {
     zeta_perp[e] = c.at(kZetaPerp, e, x);
     zeta_axis[e] = c.at(kZetaAxis, e, x);
@@ -335,6 +354,17 @@ MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const Tti
   tti_cpml_update(op, load(g.p.origin + o), load(g.q.origin + o), load(g.v2dt2.origin + o), load(g.inv_a.origin + o),
                   load(g.b.origin + o), g.eta[0][i + 1] + g.eta[1][j + 1] + g.eta[2][k + 1], g.p_next.origin + o,
                   g.q_next.origin + o);
+}
+
+/// Pass 2 at point (i, j, k) of layer slab `slab` (LayerIndex::slab), compact index x, given its
+/// rows (tti_rows_at): the flux derivatives, then tti_cpml_finish.
+MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
+                                                 int i, int j, int k, std::int64_t x, const physics::TtiRows& rows) {
+  float dv_perp[3], dv_axis[3];
+  tti_flux_derivatives<0>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
+  tti_flux_derivatives<1>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
+  tti_flux_derivatives<2>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
+  tti_cpml_finish(g, c, i, j, k, x, rows, dv_perp, dv_axis);
 }
 
 /// Pass 2 at point (i, j, k) of layer slab `slab`, compact index x.

@@ -9,6 +9,7 @@
 // psi_d and zeta_d are zero wherever axis d has no damping (b_d = 0), so outside the PML the
 // operator is the plain Laplacian. Defined once for the CPU and CUDA backends.
 #pragma once
+#include <cmath>
 #include <array>
 #include <vector>
 
@@ -67,13 +68,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE float second_derivative8(const At& at, const Axis
   return s;
 }
 
-/// df/dx_A, 8th order.
+/// df/dx_A, 8th order. The fused multiply-adds are spelled out: left to contraction, a*b + c*d
+/// may fuse either product, and the compiler chose differently where the same derivative was
+/// inlined into different loops (the TTI CPML's flux derivatives by strides and by lookups),
+/// which broke the bitwise equality of distributed runs.
 template <int A, class At>
 MM_HOST_DEVICE MM_FORCE_INLINE float first_derivative8(const At& at, const AxisDerivatives& w) {
   float s = w.c1[A][0] * (along<A>(at, 1) - along<A>(at, -1));
-  s += w.c1[A][1] * (along<A>(at, 2) - along<A>(at, -2));
-  s += w.c1[A][2] * (along<A>(at, 3) - along<A>(at, -3));
-  s += w.c1[A][3] * (along<A>(at, 4) - along<A>(at, -4));
+  s = fmaf(w.c1[A][1], along<A>(at, 2) - along<A>(at, -2), s);
+  s = fmaf(w.c1[A][2], along<A>(at, 3) - along<A>(at, -3), s);
+  s = fmaf(w.c1[A][3], along<A>(at, 4) - along<A>(at, -4), s);
   return s;
 }
 

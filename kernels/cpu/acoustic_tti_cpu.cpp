@@ -101,30 +101,75 @@ __attribute__((noinline)) void tti_layer_row(const TtiStepArgs& g, int i, int j,
       [&](int k, int slot) { tti_update_from_rhs(g, i, j, k, o0 + k, {rp[slot], rq[slot]}); });
 }
 
-/// The CPML layer's points [k0, k1) of row (i, j), all in slab `slab`, compact index of k0 x0:
-/// their operator rows, then the CPML's pass 2.
+/// The flux derivatives along axis A (tti_flux_derivatives) of the CPML layer's points [c0, c1) of
+/// row (i, j) in slab `slab` (compact index of point k0 x0) into dv_perp[k - c0], dv_axis[k - c0]:
+/// where the 8 points along A lie in the slab (the whole row for A = i, j when `row_inside`; the
+/// k range [kin_lo, kin_hi) for A = k) by the slab's strides as one vector loop, elsewhere by
+/// lookups. The formula is the same either way, so the result does not depend on the path.
+template <int A>
+MM_FORCE_INLINE void flux_derivatives_row(const TtiCpmlArgs& c, const physics::Box3& slab, int i, int j, int k0,
+                                          std::int64_t x0, int c0, int c1, bool row_inside, int kin_lo, int kin_hi,
+                                          float* dv_perp, float* dv_axis) {
+  int f0 = c1, f1 = c1;  // the vector range
+  if (A < 2 && row_inside) f0 = c0;
+  if (A == 2) {
+    f0 = std::min(c1, std::max(c0, kin_lo));
+    f1 = std::max(f0, std::min(c1, kin_hi));
+  }
+  for (int k = c0; k < f0; ++k)
+    tti_flux_derivatives<A>(c, slab, i, j, k, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
+#pragma omp simd
+  for (int k = f0; k < f1; ++k)
+    tti_flux_derivatives_inside<A>(c, slab, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
+  for (int k = f1; k < c1; ++k)
+    tti_flux_derivatives<A>(c, slab, i, j, k, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
+}
+
+/// The operator rows (tti_rows_at) of points [c0, c1) of the row whose point k = 0 is at offset o0,
+/// into perp[a][k - c0], axis[a][k - c0]: one vector loop, in a function of its own so that the
+/// compiler inlines the whole 73-point operator into it.
+__attribute__((noinline)) void tti_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1,
+                                              float (&perp)[3][kChunk], float (&axis)[3][kChunk]) {
+#pragma omp simd
+  for (int k = c0; k < c1; ++k) {
+    const physics::TtiRows r = tti_rows_at(g, o0 + k);
+    for (int a = 0; a < 3; ++a) {
+      perp[a][k - c0] = r.perp[a];
+      axis[a][k - c0] = r.axis[a];
+    }
+  }
+}
+
+/// The CPML layer's points [k0, k1) of row (i, j), all in slab `slab`, compact index of k0 x0, in
+/// chunks: their operator rows (one vector loop), their flux derivatives (flux_derivatives_row),
+/// then zeta and the update (tti_cpml_finish, one vector loop).
 __attribute__((noinline)) void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs& c,
                                                   const physics::Box3& slab, int i, int j, int k0, int k1,
                                                   std::int64_t x0) {
-  float perp[3][kChunk], axis[3][kChunk];
+  float perp[3][kChunk], axis[3][kChunk], dv_perp[3][kChunk], dv_axis[3][kChunk];
   const std::int64_t o0 = g.p.offset(i, j, 0);
-  by_chunks(
-      k0, k1,
-      [&](int k, int slot) {
-        const physics::TtiRows r = tti_rows_at(g, o0 + k);
-        for (int a = 0; a < 3; ++a) {
-          perp[a][slot] = r.perp[a];
-          axis[a][slot] = r.axis[a];
-        }
-      },
-      [&](int k, int slot) {
-        physics::TtiRows r;
-        for (int a = 0; a < 3; ++a) {
-          r.perp[a] = perp[a][slot];
-          r.axis[a] = axis[a][slot];
-        }
-        tti_cpml_layer_update(g, c, slab, i, j, k, x0 + (k - k0), r);
-      });
+  const bool in_i = flux_line_inside<0>(slab, i, j, 0), in_j = flux_line_inside<1>(slab, i, j, 0);
+  const int kin_lo = slab.lo.k + physics::kRadius, kin_hi = slab.lo.k + slab.n.k - physics::kRadius;
+  for (int c0 = k0; c0 < k1; c0 += kChunk) {
+    const int c1 = std::min(k1, c0 + kChunk);
+    tti_rows_chunk(g, o0, c0, c1, perp, axis);
+    flux_derivatives_row<0>(c, slab, i, j, k0, x0, c0, c1, in_i, kin_lo, kin_hi, dv_perp[0], dv_axis[0]);
+    flux_derivatives_row<1>(c, slab, i, j, k0, x0, c0, c1, in_j, kin_lo, kin_hi, dv_perp[1], dv_axis[1]);
+    flux_derivatives_row<2>(c, slab, i, j, k0, x0, c0, c1, false, kin_lo, kin_hi, dv_perp[2], dv_axis[2]);
+#pragma omp simd
+    for (int k = c0; k < c1; ++k) {
+      const int slot = k - c0;
+      physics::TtiRows r;
+      float dp[3], da[3];
+      for (int a = 0; a < 3; ++a) {
+        r.perp[a] = perp[a][slot];
+        r.axis[a] = axis[a][slot];
+        dp[a] = dv_perp[a][slot];
+        da[a] = dv_axis[a][slot];
+      }
+      tti_cpml_finish(g, c, i, j, k, x0 + (k - k0), r, dp, da);
+    }
+  }
 }
 }  // namespace
 
