@@ -90,23 +90,17 @@ constexpr int kTtiCpmlFields = 18;
 /// it also drains the shear artefact left in the layer (bench/results/2026-11-25-cpu-tti-cpml.md).
 constexpr float kQDamping = 0.3f;
 
-/// psi <- a psi + b df/dx_axis (pml::cpml_psi_next) for a runtime axis.
-template <class At>
-MM_HOST_DEVICE MM_FORCE_INLINE float cpml_psi_next(int axis, float psi, float a, float b, const At& at,
-                                                   const pml::AxisDerivatives& w) {
-  return axis == 0 ? pml::cpml_psi_next<0>(psi, a, b, at, w)
-                   : (axis == 1 ? pml::cpml_psi_next<1>(psi, a, b, at, w) : pml::cpml_psi_next<2>(psi, a, b, at, w));
-}
-
 /// V = C psi of both tensors at one point: V_perp = (I - n n^T) psi_s, V_axis = n n^T psi_p / a.
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_stretch_fluxes(const physics::TtiMediumPoint& m, const float (&psi_s)[3],
                                                       const float (&psi_p)[3], float (&v_perp)[3],
                                                       float (&v_axis)[3]) {
+  // Fused multiply-adds spelled out: the CPU evaluates this in vector loops and point by point
+  // (halos), which must round alike (pml::first_derivative8).
   const float n[3] = {m.nx, m.ny, m.nz};
-  const float n_s = n[0] * psi_s[0] + n[1] * psi_s[1] + n[2] * psi_s[2];
-  const float n_p = (n[0] * psi_p[0] + n[1] * psi_p[1] + n[2] * psi_p[2]) * m.inv_a;
+  const float n_s = fmaf(n[2], psi_s[2], fmaf(n[1], psi_s[1], n[0] * psi_s[0]));
+  const float n_p = fmaf(n[2], psi_p[2], fmaf(n[1], psi_p[1], n[0] * psi_p[0])) * m.inv_a;
   for (int c = 0; c < 3; ++c) {
-    v_perp[c] = psi_s[c] - n[c] * n_s;
+    v_perp[c] = fmaf(-n[c], n_s, psi_s[c]);
     v_axis[c] = n[c] * n_p;
   }
 }
@@ -255,33 +249,52 @@ struct TtiCpmlArgs {
   }
 };
 
-/// Pass 1 at point (i, j, k) of the layer or of a face halo's layer (nothing elsewhere): psi from
-/// the current p, q, then V. Along a halo's own axis psi stays zero (TtiCpmlHalo).
-MM_HOST_DEVICE inline void tti_cpml_psi_point(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k) {
-  const std::int64_t x = c.index(i, j, k);
-  if (x < 0) return;
-  const std::int64_t o = g.p.offset(i, j, k);
+/// Pass 1's psi of axis E at the point at offset o (compact index x), where E is damped (a, b its
+/// profile there): psi_s and psi_p from the current p and q.
+template <int E>
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_psi_axis(const TtiStepArgs& g, const TtiCpmlArgs& c, std::int64_t o,
+                                                     std::int64_t x, float a, float b) {
   const TtiGlobalPoint pt{g, o};
-  const auto at_s = [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).s; };
-  const auto at_p = [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).p; };
-  const int idx[3] = {i, j, k};
+  c.at(kPsiS, E, x) =
+      pml::cpml_psi_next<E>(c.at(kPsiS, E, x), a, b, [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).s; },
+                            c.d1);
+  c.at(kPsiP, E, x) =
+      pml::cpml_psi_next<E>(c.at(kPsiP, E, x), a, b, [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).p; },
+                            c.d1);
+}
+
+/// Pass 1's end at the point at offset o (compact index x): V = C psi of both tensors.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_fluxes(const TtiStepArgs& g, const TtiCpmlArgs& c, std::int64_t o,
+                                                   std::int64_t x) {
   float psi_s[3], psi_p[3], v_perp[3], v_axis[3];
   for (int e = 0; e < 3; ++e) {
     psi_s[e] = c.at(kPsiS, e, x);
     psi_p[e] = c.at(kPsiP, e, x);
-    if (idx[e] < 0 || idx[e] >= c.layer.n[e]) continue;  // a halo's own axis
-    const float a = c.a[e][idx[e]], b = c.b[e][idx[e]];
-    if (b == 0.0f) continue;  // zero where axis e is not damped
-    psi_s[e] = cpml_psi_next(e, psi_s[e], a, b, at_s, c.d1);
-    psi_p[e] = cpml_psi_next(e, psi_p[e], a, b, at_p, c.d1);
-    c.at(kPsiS, e, x) = psi_s[e];
-    c.at(kPsiP, e, x) = psi_p[e];
   }
-  tti_stretch_fluxes(pt.medium(0, 0, 0), psi_s, psi_p, v_perp, v_axis);
+  tti_stretch_fluxes(TtiGlobalPoint{g, o}.medium(0, 0, 0), psi_s, psi_p, v_perp, v_axis);
   for (int e = 0; e < 3; ++e) {
     c.at(kVPerp, e, x) = v_perp[e];
     c.at(kVAxis, e, x) = v_axis[e];
   }
+}
+
+/// Pass 1 at point (i, j, k) of the layer or of a face halo's layer (nothing elsewhere): psi of
+/// the damped axes from the current p, q, then V. Along a halo's own axis psi stays zero
+/// (TtiCpmlHalo). The CPU reference runs the same two pieces a row at a time.
+MM_HOST_DEVICE inline void tti_cpml_psi_point(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k) {
+  const std::int64_t x = c.index(i, j, k);
+  if (x < 0) return;
+  const std::int64_t o = g.p.offset(i, j, k);
+  const int idx[3] = {i, j, k};
+  for (int e = 0; e < 3; ++e) {
+    if (idx[e] < 0 || idx[e] >= c.layer.n[e]) continue;  // a halo's own axis
+    const float a = c.a[e][idx[e]], b = c.b[e][idx[e]];
+    if (b == 0.0f) continue;  // zero where axis e is not damped
+    if (e == 0) tti_cpml_psi_axis<0>(g, c, o, x, a, b);
+    if (e == 1) tti_cpml_psi_axis<1>(g, c, o, x, a, b);
+    if (e == 2) tti_cpml_psi_axis<2>(g, c, o, x, a, b);
+  }
+  tti_cpml_fluxes(g, c, o, x);
 }
 
 /// Whether the 8 points around (i, j, k) along axis A all lie in slab box `slab`: then V there is

@@ -65,9 +65,14 @@ std::vector<pml::Region> problem_regions(const AcousticTtiProblem& p) {
 }
 
 namespace {
+// A row function: out of line, with everything it calls inlined into it (flatten), so that the
+// 73-point operator's lambdas end up inside its vector loops however large this file grows (GCC's
+// inlining budget for the file dropped them out of the loops, 1.5x slower, when it last grew).
+#define MM_ROW_FUNCTION __attribute__((noinline, flatten))
+
 /// The inner points [k0, k1) of the row whose point k = 0 is at offset o0: one vector loop (the
 /// stencil's loops are unrolled: MM_UNROLL), the same arithmetic per point as tti_update_point.
-__attribute__((noinline)) void tti_inner_row(const TtiStepArgs& g, std::int64_t o0, int k0, int k1) {
+MM_ROW_FUNCTION void tti_inner_row(const TtiStepArgs& g, std::int64_t o0, int k0, int k1) {
 #pragma omp simd
   for (int k = k0; k < k1; ++k) tti_inner_point(g, o0 + k);
 }
@@ -88,7 +93,7 @@ MM_FORCE_INLINE void by_chunks(int k0, int k1, const Vector& vector, const Scala
 
 /// The layer points [k0, k1) of row (i, j) (outside g.inner, the sponge): their right-hand sides,
 /// then the damped update.
-__attribute__((noinline)) void tti_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
+MM_ROW_FUNCTION void tti_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
   float rp[kChunk], rq[kChunk];
   const std::int64_t o0 = g.p.offset(i, j, 0);
   by_chunks(
@@ -99,6 +104,31 @@ __attribute__((noinline)) void tti_layer_row(const TtiStepArgs& g, int i, int j,
         rq[slot] = r.q;
       },
       [&](int k, int slot) { tti_update_from_rhs(g, i, j, k, o0 + k, {rp[slot], rq[slot]}); });
+}
+
+/// The CPML's pass 1 at the layer's points [k0, k1) of row (i, j) (compact index of k0 x0): psi
+/// of each damped axis as one vector loop (x and y: the whole row or none; z: the ranges [0, z_lo)
+/// and [z_hi, n.k) where the profile is not zero), then V as one vector loop. The same pieces,
+/// point by point, are tti_cpml_psi_point (the halos here, every point on the GPU).
+MM_ROW_FUNCTION void tti_cpml_psi_row(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k0,
+                                                int k1, std::int64_t x0, int z_lo, int z_hi) {
+  const std::int64_t o0 = g.p.offset(i, j, 0);
+  if (const float a = c.a[0][i], b = c.b[0][i]; b != 0.0f) {
+#pragma omp simd
+    for (int k = k0; k < k1; ++k) tti_cpml_psi_axis<0>(g, c, o0 + k, x0 + (k - k0), a, b);
+  }
+  if (const float a = c.a[1][j], b = c.b[1][j]; b != 0.0f) {
+#pragma omp simd
+    for (int k = k0; k < k1; ++k) tti_cpml_psi_axis<1>(g, c, o0 + k, x0 + (k - k0), a, b);
+  }
+  const auto damped_z = [&](int from, int to) {
+#pragma omp simd
+    for (int k = from; k < to; ++k) tti_cpml_psi_axis<2>(g, c, o0 + k, x0 + (k - k0), c.a[2][k], c.b[2][k]);
+  };
+  damped_z(k0, std::min(k1, z_lo));
+  damped_z(std::max(k0, z_hi), k1);
+#pragma omp simd
+  for (int k = k0; k < k1; ++k) tti_cpml_fluxes(g, c, o0 + k, x0 + (k - k0));
 }
 
 /// The flux derivatives along axis A (tti_flux_derivatives) of the CPML layer's points [c0, c1) of
@@ -128,7 +158,7 @@ MM_FORCE_INLINE void flux_derivatives_row(const TtiCpmlArgs& c, const physics::B
 /// The operator rows (tti_rows_at) of points [c0, c1) of the row whose point k = 0 is at offset o0,
 /// into perp[a][k - c0], axis[a][k - c0]: one vector loop, in a function of its own so that the
 /// compiler inlines the whole 73-point operator into it.
-__attribute__((noinline)) void tti_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1,
+MM_ROW_FUNCTION void tti_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1,
                                               float (&perp)[3][kChunk], float (&axis)[3][kChunk]) {
 #pragma omp simd
   for (int k = c0; k < c1; ++k) {
@@ -143,7 +173,7 @@ __attribute__((noinline)) void tti_rows_chunk(const TtiStepArgs& g, std::int64_t
 /// The CPML layer's points [k0, k1) of row (i, j), all in slab `slab`, compact index of k0 x0, in
 /// chunks: their operator rows (one vector loop), their flux derivatives (flux_derivatives_row),
 /// then zeta and the update (tti_cpml_finish, one vector loop).
-__attribute__((noinline)) void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs& c,
+MM_ROW_FUNCTION void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs& c,
                                                   const physics::Box3& slab, int i, int j, int k0, int k1,
                                                   std::int64_t x0) {
   float perp[3][kChunk], axis[3][kChunk], dv_perp[3][kChunk], dv_axis[3][kChunk];
@@ -272,6 +302,15 @@ class CpuAcousticTti final : public Propagator {
         cpml_.b[c] = p_.cpml.b[c].data();
       }
       cpml_.d1 = pml::make_axis_derivatives(p_.grid.spacing);
+      const auto& bz = p_.cpml.b[2];
+      const int nk = p_.grid.shape.k;
+      int lo = 0, hi = nk;
+      while (lo < nk && bz[static_cast<size_t>(lo)] != 0.0f) ++lo;
+      while (hi > lo && bz[static_cast<size_t>(hi - 1)] != 0.0f) --hi;
+      for (int k = lo; k < hi; ++k)
+        if (bz[static_cast<size_t>(k)] != 0.0f)
+          throw std::invalid_argument("acoustic_tti: the CPML's z profile is damped inside the grid, not at its ends");
+      z_damped_ = {lo, hi};
     }
   }
 
@@ -444,21 +483,32 @@ class CpuAcousticTti final : public Propagator {
   // points only (LayerIndex); inner points take the plain operator.
 
   /// The step's first pass (kernels/tti_cpml.hpp): psi and V at every layer point, which the
-  /// update reads around each point, and at the layer points of the halos shared with neighbours
-  /// (TtiCpmlHalo: each rank computes those itself, from the exchanged p and q).
+  /// update reads around each point, a row of a slab at a time (tti_cpml_psi_row), and at the layer
+  /// points of the halos shared with neighbours (TtiCpmlHalo: each rank computes those itself, from
+  /// the exchanged p and q), point by point. Pass 1 reads no other point's psi or V: no barrier.
   void update_psi() {
     const TtiStepArgs g = step_args();
-    const auto over = [&](const Box3& b) {
-      const Index3 lo = b.lo, hi = b.hi();
-#pragma omp for collapse(2) schedule(static) nowait
-      for (int i = lo.i; i < hi.i; ++i)
-        for (int j = lo.j; j < hi.j; ++j)
-          for (int k = lo.k; k < hi.k; ++k) tti_cpml_psi_point(g, cpml_, i, j, k);
-    };
+    const LayerIndex& layer = cpml_.layer;
 #pragma omp parallel
     {
-      over(p_.grid.box());
-      for (int f = 0; f < 6; ++f) over(cpml_.halo.box(f));
+      for (int s = 0; s < 6; ++s) {
+        const Box3 b = layer.slab(s);
+        const Index3 lo = b.lo, hi = b.hi();
+#pragma omp for collapse(2) schedule(static) nowait
+        for (int i = lo.i; i < hi.i; ++i)
+          for (int j = lo.j; j < hi.j; ++j)
+            tti_cpml_psi_row(g, cpml_, i, j, lo.k, hi.k,
+                             layer.start[s] + (static_cast<std::int64_t>(i - lo.i) * b.n.j + (j - lo.j)) * b.n.k,
+                             z_damped_.first, z_damped_.second);
+      }
+      for (int f = 0; f < 6; ++f) {
+        const Box3 b = cpml_.halo.box(f);
+        const Index3 lo = b.lo, hi = b.hi();
+#pragma omp for collapse(2) schedule(static) nowait
+        for (int i = lo.i; i < hi.i; ++i)
+          for (int j = lo.j; j < hi.j; ++j)
+            for (int k = lo.k; k < hi.k; ++k) tti_cpml_psi_point(g, cpml_, i, j, k);
+      }
     }
   }
 
@@ -525,6 +575,7 @@ class CpuAcousticTti final : public Propagator {
   AlignedBuffer p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_;
   AlignedBuffer nx_, ny_, nz_, inv_a_;  // the medium per point, halo included (physics::TtiMediumPoint)
   TtiCpmlArgs cpml_{};        // TtiLayer::cpml: the layer's points, fields and profiles
+  std::pair<int, int> z_damped_{0, 0};  // its z profile is not zero on [0, first) and [second, n.k)
   AlignedBuffer cpml_fields_;  // its memory fields (kernels/tti_cpml.hpp)
   Box3 inner_;
   HaloTransport* transport_ = nullptr;
