@@ -251,27 +251,22 @@ struct TtiCpmlArgs {
 };
 
 /// Pass 1's psi of axis E at the point at offset o (compact index x), where E is damped (a, b its
-/// profile there): psi_s and psi_p from the current p and q.
+/// profile there): psi_s and psi_p (their values on entry) from the current p and q, stored and
+/// returned.
 template <int E>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_psi_axis(const TtiStepArgs& g, const TtiCpmlArgs& c, std::int64_t o,
-                                                     std::int64_t x, float a, float b) {
+                                                     std::int64_t x, float a, float b, float& psi_s, float& psi_p) {
   const TtiGlobalPoint pt{g, o};
-  c.at(kPsiS, E, x) =
-      pml::cpml_psi_next<E>(c.at(kPsiS, E, x), a, b, [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).s; },
-                            c.d1);
-  c.at(kPsiP, E, x) =
-      pml::cpml_psi_next<E>(c.at(kPsiP, E, x), a, b, [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).p; },
-                            c.d1);
+  psi_s = pml::cpml_psi_next<E>(psi_s, a, b, [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).s; }, c.d1);
+  psi_p = pml::cpml_psi_next<E>(psi_p, a, b, [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).p; }, c.d1);
+  c.at(kPsiS, E, x) = psi_s;
+  c.at(kPsiP, E, x) = psi_p;
 }
 
-/// Pass 1's end at the point at offset o (compact index x): V = C psi of both tensors.
+/// Pass 1's end at the point at offset o (compact index x): V = C psi of both tensors, from psi.
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_fluxes(const TtiStepArgs& g, const TtiCpmlArgs& c, std::int64_t o,
-                                                   std::int64_t x) {
-  float psi_s[3], psi_p[3], v_perp[3], v_axis[3];
-  for (int e = 0; e < 3; ++e) {
-    psi_s[e] = c.at(kPsiS, e, x);
-    psi_p[e] = c.at(kPsiP, e, x);
-  }
+                                                   std::int64_t x, const float (&psi_s)[3], const float (&psi_p)[3]) {
+  float v_perp[3], v_axis[3];
   tti_stretch_fluxes(TtiGlobalPoint{g, o}.medium(0, 0, 0), psi_s, psi_p, v_perp, v_axis);
   for (int e = 0; e < 3; ++e) {
     c.at(kVPerp, e, x) = v_perp[e];
@@ -287,15 +282,18 @@ MM_HOST_DEVICE inline void tti_cpml_psi_point(const TtiStepArgs& g, const TtiCpm
   if (x < 0) return;
   const std::int64_t o = g.p.offset(i, j, k);
   const int idx[3] = {i, j, k};
+  float psi_s[3], psi_p[3];  // kept for V: read once, written where they change
   for (int e = 0; e < 3; ++e) {
+    psi_s[e] = c.at(kPsiS, e, x);
+    psi_p[e] = c.at(kPsiP, e, x);
     if (idx[e] < 0 || idx[e] >= c.layer.n[e]) continue;  // a halo's own axis
     const float a = c.a[e][idx[e]], b = c.b[e][idx[e]];
     if (b == 0.0f) continue;  // zero where axis e is not damped
-    if (e == 0) tti_cpml_psi_axis<0>(g, c, o, x, a, b);
-    if (e == 1) tti_cpml_psi_axis<1>(g, c, o, x, a, b);
-    if (e == 2) tti_cpml_psi_axis<2>(g, c, o, x, a, b);
+    if (e == 0) tti_cpml_psi_axis<0>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
+    if (e == 1) tti_cpml_psi_axis<1>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
+    if (e == 2) tti_cpml_psi_axis<2>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
   }
-  tti_cpml_fluxes(g, c, o, x);
+  tti_cpml_fluxes(g, c, o, x, psi_s, psi_p);
 }
 
 /// Whether the 8 points around (i, j, k) along axis A all lie in slab box `slab`: then V there is

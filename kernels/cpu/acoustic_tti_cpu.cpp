@@ -15,6 +15,7 @@
 #include <functional>
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 
 #include "kernels/aligned_buffer.hpp"
 #include "kernels/cpu/denormals.hpp"
@@ -113,22 +114,37 @@ MM_ROW_FUNCTION void tti_layer_row(const TtiStepArgs& g, int i, int j, int k0, i
 MM_ROW_FUNCTION void tti_cpml_psi_row(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k0,
                                                 int k1, std::int64_t x0, int z_lo, int z_hi) {
   const std::int64_t o0 = g.p.offset(i, j, 0);
+  // psi of axis E at point k, from and into the layer's fields
+  const auto psi = [&](auto axis, int k, float a, float b) {
+    constexpr int E = decltype(axis)::value;
+    const std::int64_t x = x0 + (k - k0);
+    float s = c.at(kPsiS, E, x), p = c.at(kPsiP, E, x);
+    tti_cpml_psi_axis<E>(g, c, o0 + k, x, a, b, s, p);
+  };
   if (const float a = c.a[0][i], b = c.b[0][i]; b != 0.0f) {
 #pragma omp simd
-    for (int k = k0; k < k1; ++k) tti_cpml_psi_axis<0>(g, c, o0 + k, x0 + (k - k0), a, b);
+    for (int k = k0; k < k1; ++k) psi(std::integral_constant<int, 0>{}, k, a, b);
   }
   if (const float a = c.a[1][j], b = c.b[1][j]; b != 0.0f) {
 #pragma omp simd
-    for (int k = k0; k < k1; ++k) tti_cpml_psi_axis<1>(g, c, o0 + k, x0 + (k - k0), a, b);
+    for (int k = k0; k < k1; ++k) psi(std::integral_constant<int, 1>{}, k, a, b);
   }
   const auto damped_z = [&](int from, int to) {
 #pragma omp simd
-    for (int k = from; k < to; ++k) tti_cpml_psi_axis<2>(g, c, o0 + k, x0 + (k - k0), c.a[2][k], c.b[2][k]);
+    for (int k = from; k < to; ++k) psi(std::integral_constant<int, 2>{}, k, c.a[2][k], c.b[2][k]);
   };
   damped_z(k0, std::min(k1, z_lo));
   damped_z(std::max(k0, z_hi), k1);
 #pragma omp simd
-  for (int k = k0; k < k1; ++k) tti_cpml_fluxes(g, c, o0 + k, x0 + (k - k0));
+  for (int k = k0; k < k1; ++k) {
+    const std::int64_t x = x0 + (k - k0);
+    float s[3], p[3];
+    for (int e = 0; e < 3; ++e) {
+      s[e] = c.at(kPsiS, e, x);
+      p[e] = c.at(kPsiP, e, x);
+    }
+    tti_cpml_fluxes(g, c, o0 + k, x, s, p);
+  }
 }
 
 /// The flux derivatives along axis A (tti_flux_derivatives) of the CPML layer's points [c0, c1) of
