@@ -40,9 +40,10 @@ io::Config tti_config(std::array<int, 3> shape, double f, double eps, double del
 }
 
 /// A run of `seconds` (1.2 s by default) with the source and the receiver at the centre, the layer
-/// 10 points wide, of kind `layer` (boundary.pml.tti).
-Residual residual(double theta_deg, double phi_deg, const std::string& layer = "sponge", double seconds = 1.2) {
-  auto c = tti_config({24, 24, 24}, 12, 0.3, 0.05, theta_deg, phi_deg);
+/// 10 points wide, of kind `layer` (boundary.pml.tti), eps 0.3 and delta 0.05 unless given.
+Residual residual(double theta_deg, double phi_deg, const std::string& layer = "sponge", double seconds = 1.2,
+                  double eps = 0.3, double delta = 0.05) {
+  auto c = tti_config({24, 24, 24}, 12, eps, delta, theta_deg, phi_deg);
   c.source.position = {120, 120, 120};
   c.boundary.pml_width = 10;
   c.boundary.tti_layer = layer;
@@ -91,10 +92,14 @@ TEST(TtiLayer, CpmlStaysBoundedInStrongAnisotropyForObliqueAxes) {
     SCOPED_TRACE("tilt " + std::to_string(theta) + ", azimuth " + std::to_string(phi));
     expect_decays(residual(theta, phi, "cpml", 3.0), 0.05);
   }
+  // Stronger still, now that the CPML is the default layer: eps 0.45 with a negative delta.
+  SCOPED_TRACE("eps 0.45, delta -0.1, tilt 45, azimuth 30");
+  expect_decays(residual(45.0, 30.0, "cpml", 3.0, 0.45, -0.1), 0.05);
 }
 
 /// Traces at receivers 4 points inside the x- and x+ faces of a 25^3 model (eps 0.2, delta 0.1,
-/// tilt 30, azimuth 20) with the default layer, the model grown by `extra` points on both x
+/// tilt 30, azimuth 20) with the layer `layer` (the sponge unless named; the app's default is the
+/// CPML), the model grown by `extra` points on both x
 /// sides. Only the x faces move, so the y and z faces' reflections are the same in both runs and
 /// the difference is what the x faces reflect.
 std::vector<double> x_face_traces(int extra, const std::string& layer = "sponge") {
