@@ -75,8 +75,7 @@ struct LayerIndex {
   MM_HOST_DEVICE std::int64_t operator()(int i, int j, int k) const {
     const int s = slab_of(i, j, k);
     if (s < 0) return -1;
-    const physics::Box3 b = slab(s);
-    return start[s] + (static_cast<std::int64_t>(i - b.lo.i) * b.n.j + (j - b.lo.j)) * b.n.k + (k - b.lo.k);
+    return start[s] + slab(s).position(i, j, k);
   }
 };
 

@@ -29,6 +29,10 @@ struct Box3 {
   }
   MM_HOST_DEVICE bool empty() const { return points() == 0; }
   MM_HOST_DEVICE Index3 hi() const { return {lo.i + n.i, lo.j + n.j, lo.k + n.k}; }
+  /// The C-order position of point (i, j, k) of the box among its points (k fastest).
+  MM_HOST_DEVICE std::int64_t position(int i, int j, int k) const {
+    return (static_cast<std::int64_t>(i - lo.i) * n.j + (j - lo.j)) * n.k + (k - lo.k);
+  }
   MM_HOST_DEVICE bool contains(int i, int j, int k) const {
     return i >= lo.i && i < lo.i + n.i && j >= lo.j && j < lo.j + n.j && k >= lo.k &&
            k < lo.k + n.k;

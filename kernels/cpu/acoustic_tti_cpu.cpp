@@ -111,8 +111,8 @@ MM_ROW_FUNCTION void tti_layer_row(const TtiStepArgs& g, int i, int j, int k0, i
 /// of each damped axis as one vector loop (x and y: the whole row or none; z: the ranges [0, z_lo)
 /// and [z_hi, n.k) where the profile is not zero), then V as one vector loop. The same pieces,
 /// point by point, are tti_cpml_psi_point (the halos here, every point on the GPU).
-MM_ROW_FUNCTION void tti_cpml_psi_row(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k0,
-                                                int k1, std::int64_t x0, int z_lo, int z_hi) {
+MM_ROW_FUNCTION void tti_cpml_psi_row(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k0, int k1,
+                                      std::int64_t x0, int z_lo, int z_hi) {
   const std::int64_t o0 = g.p.offset(i, j, 0);
   // psi of axis E at point k, from and into the layer's fields
   const auto psi = [&](auto axis, int k, float a, float b) {
@@ -174,8 +174,8 @@ MM_FORCE_INLINE void flux_derivatives_row(const TtiCpmlArgs& c, const physics::B
 /// The operator rows (tti_rows_at) of points [c0, c1) of the row whose point k = 0 is at offset o0,
 /// into perp[a][k - c0], axis[a][k - c0]: one vector loop, in a function of its own so that the
 /// compiler inlines the whole 73-point operator into it.
-MM_ROW_FUNCTION void tti_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1,
-                                              float (&perp)[3][kChunk], float (&axis)[3][kChunk]) {
+MM_ROW_FUNCTION void tti_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1, float (&perp)[3][kChunk],
+                                    float (&axis)[3][kChunk]) {
 #pragma omp simd
   for (int k = c0; k < c1; ++k) {
     const physics::TtiRows r = tti_rows_at(g, o0 + k);
@@ -189,9 +189,8 @@ MM_ROW_FUNCTION void tti_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c
 /// The CPML layer's points [k0, k1) of row (i, j), all in slab `slab`, compact index of k0 x0, in
 /// chunks: their operator rows (one vector loop), their flux derivatives (flux_derivatives_row),
 /// then zeta and the update (tti_cpml_finish, one vector loop).
-MM_ROW_FUNCTION void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs& c,
-                                                  const physics::Box3& slab, int i, int j, int k0, int k1,
-                                                  std::int64_t x0) {
+MM_ROW_FUNCTION void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
+                                        int i, int j, int k0, int k1, std::int64_t x0) {
   float perp[3][kChunk], axis[3][kChunk], dv_perp[3][kChunk], dv_axis[3][kChunk];
   const std::int64_t o0 = g.p.offset(i, j, 0);
   const bool in_i = flux_line_inside<0>(slab, i, j, 0), in_j = flux_line_inside<1>(slab, i, j, 0);
@@ -513,9 +512,8 @@ class CpuAcousticTti final : public Propagator {
 #pragma omp for collapse(2) schedule(static) nowait
         for (int i = lo.i; i < hi.i; ++i)
           for (int j = lo.j; j < hi.j; ++j)
-            tti_cpml_psi_row(g, cpml_, i, j, lo.k, hi.k,
-                             layer.start[s] + (static_cast<std::int64_t>(i - lo.i) * b.n.j + (j - lo.j)) * b.n.k,
-                             z_damped_.first, z_damped_.second);
+            tti_cpml_psi_row(g, cpml_, i, j, lo.k, hi.k, layer.start[s] + b.position(i, j, lo.k), z_damped_.first,
+                             z_damped_.second);
       }
       for (int f = 0; f < 6; ++f) {
         const Box3 b = cpml_.halo.box(f);

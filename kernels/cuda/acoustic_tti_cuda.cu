@@ -66,9 +66,7 @@ __device__ MM_FORCE_INLINE SlabPoint slab_point(const physics::Box3& slab, const
   const int i = part.lo.i + static_cast<int>(blockIdx.z * blockDim.z + threadIdx.z);
   const physics::Index3 hi = part.hi();
   const bool valid = i < hi.i && j < hi.j && k < hi.k;
-  const std::int64_t x =
-      start + (static_cast<std::int64_t>(i - slab.lo.i) * slab.n.j + (j - slab.lo.j)) * slab.n.k + (k - slab.lo.k);
-  return {i, j, k, x, valid};
+  return {i, j, k, start + slab.position(i, j, k), valid};
 }
 __global__ void tti_cpml_psi(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, physics::Box3 part,
                              std::int64_t start) {
