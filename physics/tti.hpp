@@ -177,6 +177,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_rhs73(const AtField& field, const AtMe
 struct TtiRows {
   float perp[3], axis[3];  // div(C_perp grad (p + q)) and div(C_axis grad p), by rows
 };
+/// Row a from the groups' sums g[t] (twice their share, as tti_pair_sums73 gives them): the pure
+/// group aa and half of each mixed group that involves a (xy, xz for x; xy, yz for y; xz, yz for
+/// z), halved.
+MM_HOST_DEVICE MM_FORCE_INLINE void rows_of_groups(const float (&g)[6], float (&row)[3]) {
+  MM_UNROLL
+  for (int a = 0; a < 3; ++a) {
+    const int m1 = a == 2 ? kXZ : kXY, m2 = a == 0 ? kXZ : kYZ;
+    row[a] = 0.5f * (g[a] + 0.5f * (g[m1] + g[m2]));
+  }
+}
 template <class AtField, class AtMedium>
 MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_rows73(const AtField& field, const AtMedium& medium, const TtiStencil& s) {
   float gp[6] = {}, ga[6] = {};  // the groups' sums
@@ -185,13 +195,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_rows73(const AtField& field, const At
     ga[t] += wa;
   });
   TtiRows r;
-  MM_UNROLL
-  for (int a = 0; a < 3; ++a) {
-    // The mixed groups that involve axis a: xy, xz for x; xy, yz for y; xz, yz for z.
-    const int m1 = a == 2 ? kXZ : kXY, m2 = a == 0 ? kXZ : kYZ;
-    r.perp[a] = 0.5f * (gp[a] + 0.5f * (gp[m1] + gp[m2]));
-    r.axis[a] = 0.5f * (ga[a] + 0.5f * (ga[m1] + ga[m2]));
-  }
+  rows_of_groups(gp, r.perp);
+  rows_of_groups(ga, r.axis);
   return r;
 }
 
@@ -326,6 +331,61 @@ MM_HOST_DEVICE inline TtiRhs tti_rhs73_split(const AtField& field, const AtMediu
     axis2 += axis_own(m0, t) * dp[t];
   }
   return tti_split_rhs(perp2, axis2, f0, kappa, m0.inv_a, b);
+}
+
+// The rows in the split form: group t of C contributes own_t(x) D_t f + D_t(C_t f) + kappa_t f(x)
+// (the expansion above, group by group), so row a of a tensor is rows_of_groups of the groups'
+// neighbour terms plus a static centre weight of its own, rows_of_groups of the groups' kappa_t.
+// A kernel that streams the split form can then give the CPML its rows (kernels/tti_cpml.hpp)
+// without the pair form's per-neighbour products (swic_split_tma's CPML launch).
+
+/// Centre weights of the rows: the coefficients of s(x) in rows.perp[a] and of p(x) in
+/// rows.axis[a] (tti_rows73), from the medium around the point. Static; stored per layer point.
+struct TtiRowCentres {
+  float perp[3], axis[3];
+};
+template <class AtMedium>
+MM_HOST_DEVICE inline TtiRowCentres tti_row_centres(const AtMedium& medium, const TtiWeights& w) {
+  const TtiMediumPoint m0 = medium(0, 0, 0);
+  float perp[6] = {}, axis[6] = {};  // kappa of each group
+  for_each_tti_neighbour(w, [&](int t, int di, int dj, int dk, float wt) {
+    const TtiMediumPoint m = medium(di, dj, dk);
+    perp[t] -= wt * (perp_own(m0, t) - nn_component(m, t));
+    axis[t] -= wt * (axis_own(m0, t) + axis_own(m, t));
+  });
+  TtiRowCentres c;
+  rows_of_groups(perp, c.perp);
+  rows_of_groups(axis, c.axis);
+  return c;
+}
+
+/// The rows from the groups' neighbour terms (perp[t] = own_t(x) D_t s - D_t g_t, axis[t] =
+/// own_t(x) D_t p + D_t h_t), the point's own fields f0 and its row centre weights.
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_split_rows(const float (&perp)[6], const float (&axis)[6],
+                                                      const TtiFieldPoint& f0, const TtiRowCentres& kappa) {
+  TtiRows r;
+  rows_of_groups(perp, r.perp);
+  rows_of_groups(axis, r.axis);
+  for (int a = 0; a < 3; ++a) {
+    r.perp[a] = fmaf(kappa.perp[a], f0.s, r.perp[a]);
+    r.axis[a] = fmaf(kappa.axis[a], f0.p, r.axis[a]);
+  }
+  return r;
+}
+
+/// tti_rows73 in the split form (tests, and the definition swic_split_tma's CPML launch reorders).
+template <class AtField, class AtMedium>
+MM_HOST_DEVICE inline TtiRows tti_rows73_split(const AtField& field, const AtMedium& medium,
+                                               const TtiRowCentres& kappa, const TtiWeights& w) {
+  const TtiMediumPoint m0 = medium(0, 0, 0);
+  float perp[6] = {}, axis[6] = {};
+  for_each_tti_neighbour(w, [&](int t, int di, int dj, int dk, float wt) {
+    const TtiFieldPoint f = field(di, dj, dk);
+    const TtiMediumPoint m = medium(di, dj, dk);
+    perp[t] += wt * (perp_own(m0, t) * f.s - perp_product(m, t, f.s));
+    axis[t] += wt * (axis_own(m0, t) * f.p + axis_product(m, t, f.p));
+  });
+  return tti_split_rows(perp, axis, field(0, 0, 0), kappa);
 }
 
 /// Largest stable dt (s) of leapfrog with this operator, from the von Neumann symbol of the

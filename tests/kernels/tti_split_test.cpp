@@ -199,6 +199,41 @@ TEST(TtiRows, AddUpToThePairForm) {
   }
 }
 
+// The rows in the split form (physics::tti_rows73_split, with the static row centre weights
+// tti_row_centres: what swic_split_tma's CPML launch evaluates) equal the pair form's rows at every
+// point, row by row, to fp32 rounding; a wrong row centre weight is caught.
+TEST(TtiRows, SplitFormEqualsThePairFormRowByRow) {
+  const Box box{10};
+  const std::array<double, 3> h{10, 12.5, 8};
+  const physics::TtiStencil st = physics::make_tti_stencil(h);
+  const physics::TtiWeights w = physics::make_tti_weights(st);
+  double weight_sum = 0;
+  physics::for_each_tti_neighbour(w, [&](int, int, int, int, float wt) { weight_sum += std::fabs(wt); });
+  for (bool rough : {false, true}) {
+    const Case c = make_case(box, 17, rough, !rough);
+    double field_max = 0, worst = 0, wrong = 0;
+    for (const auto& f : c.field) field_max = std::max({field_max, double(std::fabs(f.s)), double(std::fabs(f.p))});
+    for (int i = 0; i < box.n; ++i)
+      for (int j = 0; j < box.n; ++j)
+        for (int k = 0; k < box.n; ++k) {
+          const auto field = [&](int di, int dj, int dk) { return c.field[box.at(i + di, j + dj, k + dk)]; };
+          const auto medium = [&](int di, int dj, int dk) { return c.medium[box.at(i + di, j + dj, k + dk)]; };
+          const physics::TtiRows pair = physics::tti_rows73(field, medium, st);
+          physics::TtiRowCentres kappa = physics::tti_row_centres(medium, w);
+          const physics::TtiRows split = physics::tti_rows73_split(field, medium, kappa, w);
+          for (int a = 0; a < 3; ++a)
+            worst = std::max({worst, std::fabs(double(split.perp[a]) - pair.perp[a]),
+                              std::fabs(double(split.axis[a]) - pair.axis[a])});
+          kappa.axis[1] *= 1.01f;  // one row's weight 1% off
+          const physics::TtiRows off = physics::tti_rows73_split(field, medium, kappa, w);
+          wrong = std::max(wrong, std::fabs(double(off.axis[1]) - pair.axis[1]));
+        }
+    const double scale = weight_sum * field_max;
+    EXPECT_LT(worst / scale, kTolerance) << (rough ? "rough" : "smooth");
+    EXPECT_GT(wrong / scale, 100 * kTolerance) << (rough ? "rough" : "smooth");
+  }
+}
+
 // In a constant medium, row a is d_a (C grad f)_a = sum_b C_ab d_a d_b f: exact for a quadratic
 // field (the 73-point stencil differentiates quadratics exactly), each row on its own.
 TEST(TtiRows, EachRowIsOneComponentOfTheDivergenceInAConstantMedium) {
