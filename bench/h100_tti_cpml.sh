@@ -11,12 +11,16 @@ set -uo pipefail
 out=${OUT:-/tmp}
 kernel=${KERNEL:-swic_split_tma:32x8x64}
 . bench/build_sm90.sh
-grep -A2 "tti_cpml" "$out/build.log" | grep -E "Used" | sort | uniq -c
+grep -A2 "cpml" "$out/build.log" | grep -E "Used|spill" | sort | uniq -c
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # Every gpu-labelled test (host emulations left to CI), then the CPML's CPU tests.
   OMP_NUM_THREADS=2 ctest --test-dir build -L gpu -j8 -E "Autotune|GpuMemory|Emulation" --output-on-failure > "$out/ctest-gpu.log" 2>&1
   OMP_NUM_THREADS=4 ctest --test-dir build -R "TtiCpml|TtiLayer.Cpml" -j4 --output-on-failure > "$out/ctest-tti.log" 2>&1
+  # Distributed on the GPU with the chosen family (its own CPML launch where it has one).
+  MINIMOD_TEST_KERNEL="$kernel" OMP_NUM_THREADS=4 ctest --test-dir build -R mpi_ranks_cuda_np2 --output-on-failure \
+    > "$out/ctest-mpi-kernel.log" 2>&1
   grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)" "$out/ctest-gpu.log"
+  grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)" "$out/ctest-mpi-kernel.log" | sed "s/^/$kernel distributed: /"
   grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)|Skipped" "$out/ctest-tti.log"
   echo "tests: $(( $(date +%s) - start )) s"
 fi

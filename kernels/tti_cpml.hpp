@@ -213,6 +213,10 @@ struct TtiCpmlArgs {
   const float* a[3] = {};            // CPML profiles per axis, by grid index (pml::CpmlProfiles)
   const float* b[3] = {};
   pml::AxisDerivatives d1{};
+  /// The rows' centre weights (physics::tti_row_centres: perp x, y, z, then axis x, y, z), 6 arrays
+  /// of layer.count floats, for a family that takes the rows from its split-form sums
+  /// (KernelFamily::launch_tti_cpml_layer); null otherwise.
+  float* row_centres = nullptr;
   /// Field f (TtiCpmlField), axis c, at compact index x.
   MM_HOST_DEVICE MM_FORCE_INLINE float& at(int f, int c, std::int64_t x) const {
     return fields[(f + c) * count + x];

@@ -73,6 +73,20 @@ __global__ void tti_cpml_psi(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, p
   const SlabPoint pt = slab_point(slab, part, start);
   if (pt.valid) tti_cpml_psi_point(g, c, pt.i, pt.j, pt.k);
 }
+/// The rows' centre weights (physics::tti_row_centres) at the points of one slab of the layer, for
+/// the families that take the CPML's rows from their split-form sums (TtiCpmlArgs::row_centres).
+__global__ void fill_row_centres(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, physics::Box3 part,
+                                 std::int64_t start) {
+  const SlabPoint pt = slab_point(slab, part, start);
+  if (!pt.valid) return;
+  const TtiGlobalPoint at{g, g.nx.offset(pt.i, pt.j, pt.k)};
+  const physics::TtiRowCentres r =
+      physics::tti_row_centres([&at](int di, int dj, int dk) { return at.medium(di, dj, dk); }, g.weights);
+  for (int a = 0; a < 3; ++a) {
+    c.row_centres[a * c.layer.count + pt.x] = r.perp[a];
+    c.row_centres[(3 + a) * c.layer.count + pt.x] = r.axis[a];
+  }
+}
 // Built for 4 blocks of 256 threads per SM (64 registers, 40 B spilled): 15.69 GPts/s at 1000^3
 // on an H200 against 14.69 at 76 registers and 3 blocks (bench/results/2026-11-27-h200-tti-cpml.md).
 __global__ void __launch_bounds__(256, 4) tti_cpml_layer(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab,
@@ -145,7 +159,10 @@ class CudaAcousticTti final : public Propagator {
       cpml_.halo = TtiCpmlHalo::make(p_.grid.shape, inner_, p_.halo.neighbour, cpml_.layer.count, kHaloWidth);
       cpml_.count = cpml_.layer.count + cpml_.halo.count;
     }
-    check_fits(arrays_ * n * 4 + kTtiCpmlFields * cpml_.count * 4);
+    // The rows' centre weights where a family that reads centre weights may take the CPML's rows
+    // from its sums (KernelFamily::launch_tti_cpml_layer; `kernel: auto` may pick one).
+    row_centre_count_ = cpml && centre_weights ? kRowCentreArrays * cpml_.layer.count : 0;
+    check_fits(arrays_ * n * 4 + (kTtiCpmlFields * cpml_.count + row_centre_count_) * 4);
     static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
                                    "nx", "ny", "nz", "1/a", "kappa_perp", "kappa_axis"};
     DeviceBuffer<float>* arrays[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_, &v2dt2_, &b_,
@@ -189,6 +206,12 @@ class CudaAcousticTti final : public Propagator {
         cpml_.b[c] = cpml_b_[c].data();
       }
       cpml_.d1 = pml::make_axis_derivatives(p_.grid.spacing);
+      if (row_centre_count_ > 0) {
+        row_centres_ = DeviceBuffer<float>(row_centre_count_, "CPML row centre weights");
+        cpml_.row_centres = row_centres_.data();
+        launch_on_slabs(fill_row_centres, "fill_row_centres", step_args(), cpml_, cpml_.layer, {0, 0, 0}, 0,
+                        p_.grid.box(), nullptr);
+      }
     }
     {
       // On the legacy stream, after the synchronous copies above; the halo keeps its 0 (the
@@ -218,7 +241,7 @@ class CudaAcousticTti final : public Propagator {
   std::string backend() const override { return "cuda"; }
   std::string kernel() const override { return family_->name + " " + tile_string(tile_); }
   std::int64_t allocated_bytes() const override {
-    return (arrays_ * layout_.elements() + kTtiCpmlFields * cpml_.count) * 4;
+    return (arrays_ * layout_.elements() + kTtiCpmlFields * cpml_.count + row_centre_count_) * 4;
   }
 
   void set_receivers(const std::vector<NodeWeight>& nodes, int count) override {
@@ -239,7 +262,7 @@ class CudaAcousticTti final : public Propagator {
         launch_cpml_psi(g, cpml_, p_.grid.box(), s);
         family_->launch_tti(g, inner_, tile_, s);
         MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-        launch_cpml_layer(g, cpml_, p_.grid.box(), s);
+        cpml_layer(g, p_.grid.box(), s);
       } else {
         // One launch over the whole grid: every family's point update takes the damped branch
         // outside g.inner (kernels/tti_point.hpp).
@@ -461,7 +484,22 @@ class CudaAcousticTti final : public Propagator {
       family_->launch_tti(g, in, tile_, s);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
     }
-    launch_cpml_layer(g, cpml_, part, s);
+    cpml_layer(g, part, s);
+  }
+
+  /// The CPML's pass 2 at the layer's points inside `part`: by the family, slab by slab, where it
+  /// takes the rows from its own sums, else by the plain layer kernel.
+  void cpml_layer(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
+    if (family_->launch_tti_cpml_layer == nullptr || cpml_.row_centres == nullptr) {
+      launch_cpml_layer(g, cpml_, part, s);
+      return;
+    }
+    for (int slab = 0; slab < 6; ++slab) {
+      const Box3 q = physics::intersect(cpml_.layer.slab(slab), part);
+      if (q.empty()) continue;
+      family_->launch_tti_cpml_layer(g, cpml_, slab, q, s);
+      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+    }
   }
 
   /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per
@@ -527,6 +565,9 @@ class CudaAcousticTti final : public Propagator {
   Box3 inner_;
   TtiCpmlArgs cpml_{};  // TtiLayer::cpml: the layer's points, fields and profiles (kernels/tti_cpml.hpp)
   DeviceBuffer<float> cpml_fields_, cpml_a_[3], cpml_b_[3];
+  static constexpr int kRowCentreArrays = 6;  // physics::TtiRowCentres
+  std::int64_t row_centre_count_ = 0;         // floats in row_centres_ (TtiCpmlArgs::row_centres)
+  DeviceBuffer<float> row_centres_;
   DeviceReceivers receivers_;
   HaloTransport* transport_ = nullptr;
   struct HaloBuffers {

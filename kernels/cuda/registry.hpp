@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/tti_cpml.hpp"
 #include "kernels/tti_point.hpp"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
@@ -89,6 +90,12 @@ struct KernelFamily {
   cudaFuncAttributes (*tti_attributes)(const Tile&) = nullptr;
   int (*tti_dynamic_smem)(const Tile&) = nullptr;
 
+  /// acoustic_tti with the CPML layer (TtiLayer::cpml), optional: the CPML's pass 2 at the points
+  /// of `region`, a box of the layer's slab `slab` (kernels/tti_cpml.hpp), with the operator's rows
+  /// from the family's own sums; it reads TtiCpmlArgs::row_centres. Without it the propagator runs
+  /// the plain layer kernel (one thread a point, the pair form's rows).
+  void (*launch_tti_cpml_layer)(const TtiStepArgs&, const TtiCpmlArgs&, int slab, const physics::Box3& region,
+                                cudaStream_t) = nullptr;
   /// Its acoustic_tti launch reads TtiStepArgs::kappa_perp/kappa_axis (the split form's centre
   /// weights): the propagator allocates those two arrays only for such a family.
   bool tti_reads_centre_weights = false;

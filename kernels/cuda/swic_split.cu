@@ -37,12 +37,15 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
+#include <type_traits>
+
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/emulation.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/tensor_map.cuh"
 #include "kernels/cuda/tti_stage.cuh"
+#include "kernels/tti_cpml.hpp"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
 #include "physics/tti.hpp"
@@ -150,28 +153,82 @@ struct SplitSums {
   float perp2, axis2, sxx, sxy, sxz, pxx, pxy, pxz;
 };
 
-/// The xy (or xz) corners (+m, +-m), (-m, -+m) of plane c for outputs c - m (`back`) and c + m
-/// (`fwd`), with opposite signs: their differences of s, p, g, h weighed by w into the sums S, Pm
-/// (D s, D p of that direction) and the product sums.
-template <float SplitSums::*S, float SplitSums::*Pm>
-MM_HOST_DEVICE MM_FORCE_INLINE void add_corners(SplitSums& back, SplitSums& fwd, float w, float ds, float dp,
-                                                float dg, float dh) {
+/// The same sums kept apart by the operator's rows, for the CPML's layer points (which filter each
+/// row on its own: kernels/tti_cpml.hpp): D_t s, D_t p and the product sums (-D_t g_t, D_t h_t)
+/// of t = xx, xy, xz each, and the in-plane groups' whole terms (yy, zz, yz, own medium included)
+/// as their shares of rows y and z. 16 floats an output where SplitSums has 8.
+struct RowSums {
+  float sxx, sxy, sxz, pxx, pxy, pxz;
+  float gxx, gxy, gxz, hxx, hxy, hxz;
+  float perp_y, perp_z, axis_y, axis_z;
+};
+
+/// Group t's product terms wp * xp (of s, into 2 perp) and wa * xa (of p, into 2 axis).
+template <int T>
+MM_HOST_DEVICE MM_FORCE_INLINE void add_products(SplitSums& o, float wp, float xp, float wa, float xa) {
+  o.perp2 = fmaf(wp, xp, o.perp2);
+  o.axis2 = fmaf(wa, xa, o.axis2);
+}
+template <int T>
+MM_HOST_DEVICE MM_FORCE_INLINE void add_products(RowSums& o, float wp, float xp, float wa, float xa) {
+  if constexpr (T == physics::kXX || T == physics::kXY || T == physics::kXZ) {
+    float& g = T == physics::kXX ? o.gxx : (T == physics::kXY ? o.gxy : o.gxz);
+    float& h = T == physics::kXX ? o.hxx : (T == physics::kXY ? o.hxy : o.hxz);
+    g = fmaf(wp, xp, g);
+    h = fmaf(wa, xa, h);
+  } else if constexpr (T == physics::kYY) {
+    o.perp_y = fmaf(wp, xp, o.perp_y);
+    o.axis_y = fmaf(wa, xa, o.axis_y);
+  } else if constexpr (T == physics::kZZ) {
+    o.perp_z = fmaf(wp, xp, o.perp_z);
+    o.axis_z = fmaf(wa, xa, o.axis_z);
+  } else {  // yz: half to row y, half to row z (physics::rows_of_groups)
+    o.perp_y = fmaf(0.5f * wp, xp, o.perp_y);
+    o.perp_z = fmaf(0.5f * wp, xp, o.perp_z);
+    o.axis_y = fmaf(0.5f * wa, xa, o.axis_y);
+    o.axis_z = fmaf(0.5f * wa, xa, o.axis_z);
+  }
+}
+
+/// The in-plane groups' terms weighed by the output's own medium m: D_t s (ds_*) and D_t p (dp_*).
+MM_HOST_DEVICE MM_FORCE_INLINE void add_in_plane_own(SplitSums& o, const physics::TtiMediumPoint& m, float ds_yy,
+                                                     float ds_zz, float ds_yz, float dp_yy, float dp_zz,
+                                                     float dp_yz) {
+  using namespace physics;
+  o.perp2 += perp_own(m, kYY) * ds_yy + perp_own(m, kZZ) * ds_zz + perp_own(m, kYZ) * ds_yz;
+  o.axis2 += axis_own(m, kYY) * dp_yy + axis_own(m, kZZ) * dp_zz + axis_own(m, kYZ) * dp_yz;
+}
+MM_HOST_DEVICE MM_FORCE_INLINE void add_in_plane_own(RowSums& o, const physics::TtiMediumPoint& m, float ds_yy,
+                                                     float ds_zz, float ds_yz, float dp_yy, float dp_zz,
+                                                     float dp_yz) {
+  using namespace physics;
+  const float half_perp_yz = 0.5f * perp_own(m, kYZ) * ds_yz, half_axis_yz = 0.5f * axis_own(m, kYZ) * dp_yz;
+  o.perp_y += perp_own(m, kYY) * ds_yy + half_perp_yz;
+  o.perp_z += perp_own(m, kZZ) * ds_zz + half_perp_yz;
+  o.axis_y += axis_own(m, kYY) * dp_yy + half_axis_yz;
+  o.axis_z += axis_own(m, kZZ) * dp_zz + half_axis_yz;
+}
+
+/// The xy (or xz: group T) corners (+m, +-m), (-m, -+m) of plane c for outputs c - m (`back`) and
+/// c + m (`fwd`), with opposite signs: their differences of s, p, g, h weighed by w into the sums
+/// S, Pm (D s, D p of that direction) and the product sums.
+template <int T, class Sums, float Sums::*S, float Sums::*Pm>
+MM_HOST_DEVICE MM_FORCE_INLINE void add_corners(Sums& back, Sums& fwd, float w, float ds, float dp, float dg,
+                                                float dh) {
   back.*S = fmaf(w, ds, back.*S);
   fwd.*S = fmaf(-w, ds, fwd.*S);
   back.*Pm = fmaf(w, dp, back.*Pm);
   fwd.*Pm = fmaf(-w, dp, fwd.*Pm);
-  back.perp2 = fmaf(-w, dg, back.perp2);
-  fwd.perp2 = fmaf(w, dg, fwd.perp2);
-  back.axis2 = fmaf(w, dh, back.axis2);
-  fwd.axis2 = fmaf(-w, dh, fwd.axis2);
+  add_products<T>(back, -w, dg, w, dh);
+  add_products<T>(fwd, w, dg, -w, dh);
 }
 
 /// Plane c's part of the queue Q (Q[R + d]: output c + d): to output c (when `in_plane`, block-
 /// uniform) its y and z lines and yz diagonals, the in-plane derivatives weighed by the thread's
 /// own medium; to outputs c -+ m its x-line point (the thread's own, `own`) and its xy, xz points.
-template <int SX>
+template <int SX, class Sums>
 MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const SplitPlane& pl, int e, const OwnPoint& own, bool in_plane,
-                                              const physics::TtiWeights& w, SplitSums (&Q)[2 * R + 1]) {
+                                              const physics::TtiWeights& w, Sums (&Q)[2 * R + 1]) {
   float dyy_s = 0, dyy_p = 0, dzz_s = 0, dzz_p = 0, dyz_s = 0, dyz_p = 0;
 #pragma unroll
   for (int m = 1; m <= R; ++m) {
@@ -180,48 +237,38 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const SplitPlane& pl, int e, const
     const float4 yxp = pl.yx[e + m * SX], yxm = pl.yx[e - m * SX];
     const float4 zxp = pl.zx[e + m], zxm = pl.zx[e - m];
     if (in_plane) {  // output c: the y and z lines and the yz diagonals
-      SplitSums& o = Q[R];
+      Sums& o = Q[R];
       dyy_s = fmaf(w.y[i], jp.x + jm.x, dyy_s);
       dyy_p = fmaf(w.y[i], jp.y + jm.y, dyy_p);
-      o.perp2 = fmaf(-w.y[i], yxp.x + yxm.x, o.perp2);
-      o.axis2 = fmaf(w.y[i], yxp.y + yxm.y, o.axis2);
+      add_products<physics::kYY>(o, -w.y[i], yxp.x + yxm.x, w.y[i], yxp.y + yxm.y);
       dzz_s = fmaf(w.z[i], kp.x + km.x, dzz_s);
       dzz_p = fmaf(w.z[i], kp.y + km.y, dzz_p);
-      o.perp2 = fmaf(-w.z[i], zxp.x + zxm.x, o.perp2);
-      o.axis2 = fmaf(w.z[i], zxp.y + zxm.y, o.axis2);
+      add_products<physics::kZZ>(o, -w.z[i], zxp.x + zxm.x, w.z[i], zxp.y + zxm.y);
       // Diagonals (+m, +m), (-m, -m) with sign +, (+m, -m), (-m, +m) with sign -.
       const int d1 = e + m * SX + m, d2 = e - m * SX - m, d3 = e + m * SX - m, d4 = e - m * SX + m;
       const float2 a1 = pl.sp[d1], a2 = pl.sp[d2], a3 = pl.sp[d3], a4 = pl.sp[d4];
       const float2 b1 = pl.yz[d1], b2 = pl.yz[d2], b3 = pl.yz[d3], b4 = pl.yz[d4];
       dyz_s = fmaf(w.yz[i], (a1.x + a2.x) - (a3.x + a4.x), dyz_s);
       dyz_p = fmaf(w.yz[i], (a1.y + a2.y) - (a3.y + a4.y), dyz_p);
-      o.perp2 = fmaf(-w.yz[i], (b1.x + b2.x) - (b3.x + b4.x), o.perp2);
-      o.axis2 = fmaf(w.yz[i], (b1.y + b2.y) - (b3.y + b4.y), o.axis2);
+      add_products<physics::kYZ>(o, -w.yz[i], (b1.x + b2.x) - (b3.x + b4.x), w.yz[i], (b1.y + b2.y) - (b3.y + b4.y));
     }
     // Output c - m sees plane c at di = +m, output c + m at di = -m: the x line with the same
     // sign, the xy and xz corners (+m, +-m) and (-m, -+m) with opposite signs.
-    SplitSums& back = Q[R - m];
-    SplitSums& fwd = Q[R + m];
+    Sums& back = Q[R - m];
+    Sums& fwd = Q[R + m];
     back.sxx = fmaf(w.x[i], own.s, back.sxx);
     fwd.sxx = fmaf(w.x[i], own.s, fwd.sxx);
     back.pxx = fmaf(w.x[i], own.p, back.pxx);
     fwd.pxx = fmaf(w.x[i], own.p, fwd.pxx);
-    back.perp2 = fmaf(-w.x[i], own.gxx, back.perp2);
-    fwd.perp2 = fmaf(-w.x[i], own.gxx, fwd.perp2);
-    back.axis2 = fmaf(w.x[i], own.hxx, back.axis2);
-    fwd.axis2 = fmaf(w.x[i], own.hxx, fwd.axis2);
-    add_corners<&SplitSums::sxy, &SplitSums::pxy>(back, fwd, w.xy[i], jp.x - jm.x, jp.y - jm.y, yxp.z - yxm.z,
-                                                  yxp.w - yxm.w);
-    add_corners<&SplitSums::sxz, &SplitSums::pxz>(back, fwd, w.xz[i], kp.x - km.x, kp.y - km.y, zxp.z - zxm.z,
-                                                  zxp.w - zxm.w);
+    add_products<physics::kXX>(back, -w.x[i], own.gxx, w.x[i], own.hxx);
+    add_products<physics::kXX>(fwd, -w.x[i], own.gxx, w.x[i], own.hxx);
+    add_corners<physics::kXY, Sums, &Sums::sxy, &Sums::pxy>(back, fwd, w.xy[i], jp.x - jm.x, jp.y - jm.y,
+                                                            yxp.z - yxm.z, yxp.w - yxm.w);
+    add_corners<physics::kXZ, Sums, &Sums::sxz, &Sums::pxz>(back, fwd, w.xz[i], kp.x - km.x, kp.y - km.y,
+                                                            zxp.z - zxm.z, zxp.w - zxm.w);
   }
-  {  // the in-plane derivatives of output c, weighed by its own medium
-    SplitSums& o = Q[R];
-    o.perp2 += physics::perp_own(own.m, physics::kYY) * dyy_s + physics::perp_own(own.m, physics::kZZ) * dzz_s +
-               physics::perp_own(own.m, physics::kYZ) * dyz_s;
-    o.axis2 += physics::axis_own(own.m, physics::kYY) * dyy_p + physics::axis_own(own.m, physics::kZZ) * dzz_p +
-               physics::axis_own(own.m, physics::kYZ) * dyz_p;
-  }
+  // the in-plane derivatives of output c, weighed by its own medium (zeros unless in_plane)
+  add_in_plane_own(Q[R], own.m, dyy_s, dzz_s, dyz_s, dyy_p, dzz_p, dyz_p);
 }
 
 /// The right-hand sides of a completed output from its sums `a`, its own point and its centre weights.
@@ -232,6 +279,19 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs output_rhs(const SplitSums& a, co
   const float axis2 = a.axis2 + physics::axis_own(ro.m, physics::kXX) * a.pxx +
                       physics::axis_own(ro.m, physics::kXY) * a.pxy + physics::axis_own(ro.m, physics::kXZ) * a.pxz;
   return physics::tti_split_rhs(perp2, axis2, {ro.p + ro.q, ro.p}, kappa, ro.m.inv_a, b);
+}
+
+/// The rows of a completed layer output (physics::tti_split_rows) from its RowSums, its own point
+/// and its row centre weights. The in-plane groups arrive as their shares of rows y and z, which
+/// rows_of_groups takes as the yy and zz groups with a zero yz group.
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows output_rows(const RowSums& a, const RawPoint& ro,
+                                                           const physics::TtiRowCentres& kappa) {
+  using namespace physics;
+  const float perp[6] = {fmaf(perp_own(ro.m, kXX), a.sxx, a.gxx), a.perp_y, a.perp_z,
+                         fmaf(perp_own(ro.m, kXY), a.sxy, a.gxy), fmaf(perp_own(ro.m, kXZ), a.sxz, a.gxz), 0.0f};
+  const float axis[6] = {fmaf(axis_own(ro.m, kXX), a.pxx, a.hxx), a.axis_y, a.axis_z,
+                         fmaf(axis_own(ro.m, kXY), a.pxy, a.hxy), fmaf(axis_own(ro.m, kXZ), a.pxz, a.hxz), 0.0f};
+  return tti_split_rows(perp, axis, {ro.p + ro.q, ro.p}, kappa);
 }
 
 /// Blocks per SM the register budget is set for: 128-thread tiles fit the queue (72 registers)
@@ -480,12 +540,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
   copy_boxes(blk, maps.around, L::kAroundPlace, k - R, j - 1, i - 1, s + kLayerOwnArrays * L::kOwnBytes, bar);
 }
 
-/// One block's work for swic_split_tma, against the execution model of block_model.cuh.
+/// One block's work for swic_split_tma, against the execution model of block_model.cuh. With
+/// Sums = RowSums (the CPML launch) `region` lies in slab `slab` of the CPML layer `cpml`: each
+/// output's rows go to the CPML's pass 2 (tti_cpml_layer_update) instead of an update of its own.
 #pragma nv_exec_check_disable
-template <int TX, int TY, class Block, class Map>
+template <int TX, int TY, class Sums, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
-                                                            int shift, int chunk, unsigned char* raw) {
+                                                            int shift, int chunk, const TtiCpmlArgs& cpml, int slab,
+                                                            unsigned char* raw) {
+  constexpr bool kRows = std::is_same_v<Sums, RowSums>;
   using T = TtiTile<TX, TY>;
   using L = TensorSlots<TX, TY>;
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
@@ -512,8 +576,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const int tk_lo = at.k0 > region.lo.k ? at.k0 : region.lo.k, tk_end = at.k0 + TX < hi.k ? at.k0 + TX : hi.k;
   const bool tile_inner =
       at.j0 >= g.inner.lo.j && tj_end <= in_hi.j && tk_lo >= g.inner.lo.k && tk_end <= in_hi.k;
-  const auto meets_layer = [&](int o) {
-    return !tile_inner || o < g.inner.lo.i || o >= in_hi.i;
+  const auto meets_layer = [&](int o) {  // the sponge's damped update reads more (issue_output)
+    return !kRows && (!tile_inner || o < g.inner.lo.i || o >= in_hi.i);
   };
 
   // Staged slots of the points this thread stages (the same in a halo slot's boxes).
@@ -546,9 +610,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     issue_output<TX, TY>(blk, maps, i_begin, meets_layer(i_begin), at, own_slot, bar + 1);  // and 1 or more outputs
   }
 
-  SplitSums Q[2 * R + 1];  // Q[R + d]: output c + d
+  Sums Q[2 * R + 1];  // Q[R + d]: output c + d
 #pragma unroll
-  for (int d = 0; d <= 2 * R; ++d) Q[d] = {0, 0, 0, 0, 0, 0, 0, 0};
+  for (int d = 0; d <= 2 * R; ++d) Q[d] = Sums{};
 
   blk.wait(bar, 0);
   OwnPoint own = stage_plane(c_first);
@@ -574,21 +638,31 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       const float* x = reinterpret_cast<const float*>(own_slot) + ty * TX + tx;  // array a at x[a * kOwnPoints]
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
       const RawPoint ro{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
-      const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8));
-      const std::int64_t off = g.p.offset(o, j, k);
-      if (g.inner.contains(o, j, k)) {
-        g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
-        g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
-      } else {  // the damped update with everything from the slot (issue_output)
-        const float* lx = reinterpret_cast<const float*>(own_slot + L::kOwnSlot) + ty * TX + tx;
-        const TtiLayerPoint pt{in(9), in(10), in(11), lx[0], lx[kOwnPoints], ro.m.inv_a == 1.0f && in(8) == 0.0f};
-        const float* around = reinterpret_cast<const float*>(own_slot + L::kOwnSlot + kLayerOwnArrays * L::kOwnBytes) +
-                              (L::kAroundY + ty + 1) * L::kAroundX + tx + R;  // point (o, j, k) of box 0
-        const auto box = [around](int a) {
-          const float* f = around + a * (L::kAroundPlace / 4);
-          return [f](int di, int dj, int dk) { return f[(di * L::kAroundY + dj) * L::kAroundX + dk]; };
-        };
-        tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, box(0), box(1), r), pt.isotropic);
+      if constexpr (kRows) {  // a CPML layer point: its rows, then pass 2 as the plain layer kernel takes it
+        const physics::Box3 box = cpml.layer.slab(slab);
+        const std::int64_t cx = cpml.layer.start[slab] + box.position(o, j, k);
+        const std::int64_t count = cpml.layer.count;
+        const float* rc = cpml.row_centres + cx;
+        const physics::TtiRowCentres kappa{{load(rc), load(rc + count), load(rc + 2 * count)},
+                                           {load(rc + 3 * count), load(rc + 4 * count), load(rc + 5 * count)}};
+        tti_cpml_layer_update(g, cpml, box, o, j, k, cx, output_rows(Q[0], ro, kappa));
+      } else {
+        const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8));
+        const std::int64_t off = g.p.offset(o, j, k);
+        if (g.inner.contains(o, j, k)) {
+          g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
+          g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
+        } else {  // the damped update with everything from the slot (issue_output)
+          const float* lx = reinterpret_cast<const float*>(own_slot + L::kOwnSlot) + ty * TX + tx;
+          const TtiLayerPoint pt{in(9), in(10), in(11), lx[0], lx[kOwnPoints], ro.m.inv_a == 1.0f && in(8) == 0.0f};
+          const float* around = reinterpret_cast<const float*>(own_slot + L::kOwnSlot + kLayerOwnArrays * L::kOwnBytes) +
+                                (L::kAroundY + ty + 1) * L::kAroundX + tx + R;  // point (o, j, k) of box 0
+          const auto box = [around](int a) {
+            const float* f = around + a * (L::kAroundPlace / 4);
+            return [f](int di, int dj, int dk) { return f[(di * L::kAroundY + dj) * L::kAroundX + dk]; };
+          };
+          tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, box(0), box(1), r), pt.isotropic);
+        }
       }
     }
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
@@ -604,7 +678,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     }
 #pragma unroll
     for (int d = 0; d < 2 * R; ++d) Q[d] = Q[d + 1];
-    Q[2 * R] = {0, 0, 0, 0, 0, 0, 0, 0};
+    Q[2 * R] = Sums{};
   }
 }
 
@@ -620,7 +694,19 @@ __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY>)
     swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
                     int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY>(DeviceBlock(), g, maps, region, shift, chunk, swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY, SplitSums>(DeviceBlock(), g, maps, region, shift, chunk, TtiCpmlArgs{}, -1,
+                                             swic_tti_tensor_raw);
+}
+
+/// The CPML launch (RowSums): 16 floats an output in the queue, so 128-thread tiles at two blocks
+/// per SM (up to 255 registers).
+template <int TX, int TY>
+__global__ void __launch_bounds__(TX* TY, 2)
+    swic_tti_tensor_cpml(TtiStepArgs g, TtiCpmlArgs cpml, int slab, const __grid_constant__ SplitMaps<CUtensorMap> maps,
+                         physics::Box3 region, int shift, int chunk) {
+  extern __shared__ unsigned char swic_tti_tensor_raw[];
+  swic_split_tensor_block<TX, TY, RowSums>(DeviceBlock(), g, maps, region, shift, chunk, cpml, slab,
+                                           swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -703,8 +789,47 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
   emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
-    swic_split_tensor_block<TX, TY>(blk, g, maps, region, shift, chunk, raw);
+    swic_split_tensor_block<TX, TY, SplitSums>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{}, -1, raw);
   });
+}
+
+// The CPML launch's tile: 128 threads (its queue needs ~2x swic_split_tma's registers), 4 rows
+// along j (a j face of the default 20-point layer is 5 tiles deep, none partial).
+constexpr int kCpmlTileX = 32, kCpmlTileY = 4, kCpmlChunk = 64;
+
+/// The grid of a CPML launch over `region` and its shift (tile_row_shift).
+struct CpmlGrid {
+  int shift;
+  int blocks[3];
+};
+CpmlGrid cpml_grid(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
+  const int shift = tile_row_shift(region, g.p.box);
+  return {shift,
+          {static_cast<int>(ceil_div(region.n.k + shift, kCpmlTileX)), static_cast<int>(ceil_div(region.n.j, kCpmlTileY)),
+           static_cast<int>(ceil_div(region.n.i, chunk))}};
+}
+
+void check_cpml_launch(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region) {
+  if (g.kappa_perp.origin == nullptr || c.row_centres == nullptr)
+    throw Error("swic_split_tma (CPML layer): needs the centre weights and the row centre weights");
+  if (slab < 0 || slab > 5 || !(physics::intersect(region, c.layer.slab(slab)) == region))
+    throw Error("swic_split_tma (CPML layer): the region must lie in the named slab of the layer");
+}
+
+/// The CPML layer's pass 2 over `region` (in slab `slab`), the rows from the family's sums.
+void launch_tti_cpml_layer(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
+                           cudaStream_t s) {
+  check_cpml_launch(g, c, slab, region);
+  if (region.empty()) return;
+  if (!has_tensor_copies()) throw Error("swic_split_tma: needs the tensor copy engine of sm_90 (Hopper) or newer");
+  constexpr auto kernel = &swic_tti_tensor_cpml<kCpmlTileX, kCpmlTileY>;
+  constexpr int bytes = tensor_smem_bytes<kCpmlTileX, kCpmlTileY>();
+  ensure_smem_limit<kernel>(bytes);
+  const auto maps = split_maps<kCpmlTileX, kCpmlTileY>(
+      g, [](const physics::View3<const float>& v, int bx, int by, int bz) { return tensor_map(v, bx, by, bz); });
+  const CpmlGrid q = cpml_grid(g, region, kCpmlChunk);
+  kernel<<<dim3(q.blocks[0], q.blocks[1], q.blocks[2]), dim3(kCpmlTileX, kCpmlTileY, 1), bytes, s>>>(
+      g, c, slab, maps, region, q.shift, kCpmlChunk);
 }
 
 template <int TX, int TY>
@@ -775,6 +900,7 @@ KernelFamily family() {
   f.tti_attributes = &tti_attributes<kTensor>;
   f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;
   f.tti_reads_centre_weights = true;
+  if (kTensor) f.launch_tti_cpml_layer = &launch_tti_cpml_layer;
   return f;
 }
 
@@ -785,6 +911,20 @@ const bool kRegistered = register_family(family<false>()) && register_family(fam
 void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, bool tensor) {
   const TtiVariant& v = checked_variant(g, t, tensor);
   if (!region.empty()) v.emulate(g, region, t.z);
+}
+
+void emulate_swic_split_cpml(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
+                             int chunk) {
+  check_cpml_launch(g, c, slab, region);
+  if (region.empty()) return;
+  const SplitMaps<HostTensorMap> maps = split_maps<kCpmlTileX, kCpmlTileY>(
+      g, [](const physics::View3<const float>& v, int bx, int by, int bz) { return HostTensorMap::of(v, bx, by, bz); });
+  const CpmlGrid q = cpml_grid(g, region, chunk);
+  emulate_grid(q.blocks, kCpmlTileX, kCpmlTileY, tensor_smem_bytes<kCpmlTileX, kCpmlTileY>(),
+               [&](HostBlock& blk, unsigned char* raw) {
+                 swic_split_tensor_block<kCpmlTileX, kCpmlTileY, RowSums>(blk, g, maps, region, q.shift, chunk, c,
+                                                                          slab, raw);
+               });
 }
 
 }  // namespace minimod::kernels::cuda

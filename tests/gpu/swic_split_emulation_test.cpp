@@ -23,6 +23,7 @@
 #include "kernels/cuda/autotune.hpp"
 #include "kernels/cuda/emulation.hpp"
 #include "kernels/cuda/registry.hpp"
+#include "kernels/tti_cpml.hpp"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/tti.hpp"
@@ -265,6 +266,118 @@ TEST_F(SwicSplitEmulation, OddSubBoxEqualsTheCpuReference) {
       check(name, tile, Box3{{3, 2, 3}, {13, 15, 9}});  // crosses the x-, y+ and z- layers
     }
   }
+}
+
+// swic_split_tma's CPML launch (KernelFamily::launch_tti_cpml_layer): on every slab of the
+// layer, with full and odd chunks, p_next, q_next and the six zeta fields must equal the plain
+// layer kernel's pass 2 (kernels::tti_cpml_layer_point, the pair form's rows) at every point, and
+// nothing else may change. V, zeta and the profiles are random: pass 2 reads them as given.
+class SwicSplitCpmlEmulation : public ::testing::Test {
+ protected:
+  const Index3 n_{21, 19, 23};
+  HostTti s_{n_, 31u};
+  kernels::TtiCpmlArgs c_{};
+  std::vector<float> fields_, profiles_[6], row_centres_;
+
+  void SetUp() override {
+    c_.layer = kernels::LayerIndex::make(n_, s_.inner);
+    c_.count = c_.layer.count;
+    ASSERT_GT(c_.count, 0);
+    std::mt19937 rng(37u);
+    std::uniform_real_distribution<float> u(-1, 1), pos(0.05f, 0.95f);
+    fields_.resize(static_cast<size_t>(kernels::kTtiCpmlFields * c_.count));
+    for (auto& x : fields_) x = u(rng);
+    c_.fields = fields_.data();
+    for (int a = 0; a < 3; ++a) {
+      profiles_[a].resize(static_cast<size_t>(n_[a]));
+      profiles_[3 + a].resize(static_cast<size_t>(n_[a]));
+      for (auto& x : profiles_[a]) x = pos(rng);
+      for (auto& x : profiles_[3 + a]) x = u(rng);
+      c_.a[a] = profiles_[a].data();
+      c_.b[a] = profiles_[3 + a].data();
+    }
+    c_.d1 = pml::make_axis_derivatives(s_.problem.grid.spacing);
+    const auto g = s_.args();
+    row_centres_.resize(static_cast<size_t>(6 * c_.count));
+    for (int i = 0; i < n_.i; ++i)
+      for (int j = 0; j < n_.j; ++j)
+        for (int k = 0; k < n_.k; ++k) {
+          const std::int64_t x = c_.layer(i, j, k);
+          if (x < 0) continue;
+          const kernels::TtiGlobalPoint at{g, g.p.offset(i, j, k)};
+          const auto r = physics::tti_row_centres([&at](int di, int dj, int dk) { return at.medium(di, dj, dk); },
+                                                  g.weights);
+          for (int a = 0; a < 3; ++a) {
+            row_centres_[static_cast<size_t>(a * c_.count + x)] = r.perp[a];
+            row_centres_[static_cast<size_t>((3 + a) * c_.count + x)] = r.axis[a];
+          }
+        }
+    c_.row_centres = row_centres_.data();
+  }
+
+  struct State {
+    Arrays grid;
+    std::vector<float> fields;
+  };
+  State state() { return {save(s_), fields_}; }
+  void restore_state(const State& st) {
+    restore(s_, st.grid);
+    fields_ = st.fields;
+  }
+};
+
+TEST_F(SwicSplitCpmlEmulation, EverySlabEqualsThePlainLayerKernel) {
+  const State initial = state();
+  const auto g = s_.args();
+  int slabs = 0;
+  for (int slab = 0; slab < 6; ++slab) {
+    const Box3 box = c_.layer.slab(slab);
+    if (box.empty()) continue;
+    ++slabs;
+    for (int chunk : {64, 5}) {
+      SCOPED_TRACE("slab " + std::to_string(slab) + ", chunk " + std::to_string(chunk));
+      restore_state(initial);
+      for (int i = box.lo.i; i < box.hi().i; ++i)
+        for (int j = box.lo.j; j < box.hi().j; ++j)
+          for (int k = box.lo.k; k < box.hi().k; ++k)
+            kernels::tti_cpml_layer_point(g, c_, box, i, j, k, c_.layer(i, j, k));
+      const State reference = state();
+      restore_state(initial);
+      kernels::cuda::emulate_swic_split_cpml(g, c_, slab, box, chunk);
+      const State got = state();
+      // p_next, q_next (aux_p, aux_q: untouched by either), then each zeta field.
+      const auto compare = [](const std::vector<float>& want, const std::vector<float>& have, const std::vector<float>& before,
+                              const std::string& name) {
+        double scale = 0, worst = 0;
+        std::int64_t unchanged_moved = 0;
+        for (size_t x = 0; x < want.size(); ++x) {
+          if (std::memcmp(&want[x], &before[x], 4) == 0) {  // not written by the reference
+            if (std::memcmp(&have[x], &before[x], 4) != 0) ++unchanged_moved;
+            continue;
+          }
+          scale = std::max(scale, double(std::fabs(want[x])));
+          worst = std::max(worst, std::fabs(double(have[x]) - want[x]));
+        }
+        EXPECT_GT(scale, 0) << name;
+        EXPECT_LE(worst, kTolerance * scale) << name << ": max |diff| " << worst << " of max " << scale;
+        EXPECT_EQ(unchanged_moved, 0) << name << ": written where the plain kernel writes nothing";
+      };
+      compare(reference.grid[0], got.grid[0], initial.grid[0], "p_next");
+      compare(reference.grid[1], got.grid[1], initial.grid[1], "q_next");
+      for (int f : {kernels::kZetaPerp, kernels::kZetaAxis})
+        for (int a = 0; a < 3; ++a) {
+          const auto part = [&](const std::vector<float>& v) {
+            const auto b = v.begin() + (f + a) * c_.count;
+            return std::vector<float>(b, b + c_.count);
+          };
+          compare(part(reference.fields), part(got.fields), part(initial.fields),
+                  std::string(f == kernels::kZetaPerp ? "zeta_perp" : "zeta_axis") + " " + std::to_string(a));
+        }
+      EXPECT_EQ(got.grid[2], initial.grid[2]);  // aux_p
+      EXPECT_EQ(got.grid[3], initial.grid[3]);  // aux_q
+    }
+  }
+  EXPECT_EQ(slabs, 4);  // x-, y+, z- and z+ (HostTti's layer)
 }
 
 }  // namespace
