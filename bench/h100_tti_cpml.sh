@@ -16,11 +16,13 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # Every gpu-labelled test (host emulations left to CI), then the CPML's CPU tests.
   OMP_NUM_THREADS=2 ctest --test-dir build -L gpu -j8 -E "Autotune|GpuMemory|Emulation" --output-on-failure > "$out/ctest-gpu.log" 2>&1
   OMP_NUM_THREADS=4 ctest --test-dir build -R "TtiCpml|TtiLayer.Cpml" -j4 --output-on-failure > "$out/ctest-tti.log" 2>&1
-  # Distributed on the GPU with the chosen family (its own CPML launch where it has one).
-  MINIMOD_TEST_KERNEL="$kernel" OMP_NUM_THREADS=4 ctest --test-dir build -R mpi_ranks_cuda_np2 --output-on-failure \
-    > "$out/ctest-mpi-kernel.log" 2>&1
+  # Distributed TTI on the GPU with the chosen family (its own CPML launch where it has one): 2
+  # ranks sharing the GPU, every decomposition against one rank.
+  MINIMOD_TEST_BACKEND=cuda MINIMOD_TEST_KERNEL="$kernel" OMP_NUM_THREADS=4 OMPI_ALLOW_RUN_AS_ROOT=1 \
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -n 2 --bind-to none build/tests/mpi_rank_tests \
+    --gtest_filter='FreeFaces/*:CpmlFreeFaces/*' > "$out/mpi-tti-kernel.log" 2>&1
   grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)" "$out/ctest-gpu.log"
-  grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)" "$out/ctest-mpi-kernel.log" | sed "s/^/$kernel distributed: /"
+  grep -hE "PASSED|FAILED  \]" "$out/mpi-tti-kernel.log" | sort | uniq -c | sed "s/^/$kernel distributed TTI: /"
   grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)|Skipped" "$out/ctest-tti.log"
   echo "tests: $(( $(date +%s) - start )) s"
 fi

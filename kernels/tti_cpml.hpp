@@ -217,6 +217,9 @@ struct TtiCpmlArgs {
   /// of layer.count floats, for a family that takes the rows from its split-form sums
   /// (KernelFamily::launch_tti_cpml_layer); null otherwise.
   float* row_centres = nullptr;
+  /// The rows themselves (physics::TtiRows: perp x, y, z, then axis x, y, z), 6 arrays of
+  /// layer.count floats, written by such a family before pass 2 reads them; null otherwise.
+  float* rows = nullptr;
   /// Field f (TtiCpmlField), axis c, at compact index x.
   MM_HOST_DEVICE MM_FORCE_INLINE float& at(int f, int c, std::int64_t x) const {
     return fields[(f + c) * count + x];
@@ -380,6 +383,24 @@ MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const Tti
   tti_flux_derivatives<1>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
   tti_flux_derivatives<2>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
   tti_cpml_finish(g, c, i, j, k, x, rows, dv_perp, dv_axis);
+}
+
+/// The rows of own layer point x in TtiCpmlArgs::rows.
+MM_HOST_DEVICE MM_FORCE_INLINE void store_rows(const TtiCpmlArgs& c, std::int64_t x, const physics::TtiRows& r) {
+  float* const out = c.rows + x;
+  for (int a = 0; a < 3; ++a) {
+    out[a * c.layer.count] = r.perp[a];
+    out[(3 + a) * c.layer.count] = r.axis[a];
+  }
+}
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows stored_rows(const TtiCpmlArgs& c, std::int64_t x) {
+  const float* const in = c.rows + x;
+  physics::TtiRows r;
+  for (int a = 0; a < 3; ++a) {
+    r.perp[a] = load(in + a * c.layer.count);
+    r.axis[a] = load(in + (3 + a) * c.layer.count);
+  }
+  return r;
 }
 
 /// Pass 2 at point (i, j, k) of layer slab `slab`, compact index x.

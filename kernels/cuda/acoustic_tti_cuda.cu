@@ -95,6 +95,13 @@ __global__ void __launch_bounds__(256, 4) tti_cpml_layer(TtiStepArgs g, TtiCpmlA
   if (pt.valid) tti_cpml_layer_point(g, c, slab, pt.i, pt.j, pt.k, pt.x);
 }
 
+/// tti_cpml_layer with the rows given (TtiCpmlArgs::rows, from the family's CPML launch).
+__global__ void __launch_bounds__(256, 4) tti_cpml_layer_rows(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab,
+                                                              physics::Box3 part, std::int64_t start) {
+  const SlabPoint pt = slab_point(slab, part, start);
+  if (pt.valid) tti_cpml_layer_update(g, c, slab, pt.i, pt.j, pt.k, pt.x, stored_rows(c, pt.x));
+}
+
 /// 256 threads over a slab: 32 along k (coalesced rows) where the slab is that deep, else the
 /// width of 8, 16 or 32 that wastes fewest threads on a thin k face; then j, and 2 along i, so
 /// that a block's stencil neighbours along j and i share the cache (one k row a block, over the
@@ -161,7 +168,7 @@ class CudaAcousticTti final : public Propagator {
     }
     // The rows' centre weights where a family that reads centre weights may take the CPML's rows
     // from its sums (KernelFamily::launch_tti_cpml_layer; `kernel: auto` may pick one).
-    row_centre_count_ = cpml && centre_weights ? kRowCentreArrays * cpml_.layer.count : 0;
+    row_centre_count_ = cpml && centre_weights ? 2 * kRowCentreArrays * cpml_.layer.count : 0;
     check_fits(arrays_ * n * 4 + (kTtiCpmlFields * cpml_.count + row_centre_count_) * 4);
     static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
                                    "nx", "ny", "nz", "1/a", "kappa_perp", "kappa_axis"};
@@ -207,8 +214,9 @@ class CudaAcousticTti final : public Propagator {
       }
       cpml_.d1 = pml::make_axis_derivatives(p_.grid.spacing);
       if (row_centre_count_ > 0) {
-        row_centres_ = DeviceBuffer<float>(row_centre_count_, "CPML row centre weights");
+        row_centres_ = DeviceBuffer<float>(row_centre_count_, "CPML rows and their centre weights");
         cpml_.row_centres = row_centres_.data();
+        cpml_.rows = row_centres_.data() + row_centre_count_ / 2;
         launch_on_slabs(fill_row_centres, "fill_row_centres", step_args(), cpml_, cpml_.layer, {0, 0, 0}, 0,
                         p_.grid.box(), nullptr);
       }
@@ -487,10 +495,11 @@ class CudaAcousticTti final : public Propagator {
     cpml_layer(g, part, s);
   }
 
-  /// The CPML's pass 2 at the layer's points inside `part`: by the family, slab by slab, where it
-  /// takes the rows from its own sums, else by the plain layer kernel.
+  /// The CPML's pass 2 at the layer's points inside `part`: where the family gives the rows from
+  /// its own sums, it writes them slab by slab and the layer kernel reads them; else the layer
+  /// kernel evaluates them too (the pair form, one thread a point).
   void cpml_layer(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
-    if (family_->launch_tti_cpml_layer == nullptr || cpml_.row_centres == nullptr) {
+    if (family_->launch_tti_cpml_layer == nullptr || cpml_.rows == nullptr) {
       launch_cpml_layer(g, cpml_, part, s);
       return;
     }
@@ -500,6 +509,7 @@ class CudaAcousticTti final : public Propagator {
       family_->launch_tti_cpml_layer(g, cpml_, slab, q, s);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
     }
+    launch_on_slabs(tti_cpml_layer_rows, "tti_cpml_layer_rows", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s);
   }
 
   /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per
@@ -565,9 +575,9 @@ class CudaAcousticTti final : public Propagator {
   Box3 inner_;
   TtiCpmlArgs cpml_{};  // TtiLayer::cpml: the layer's points, fields and profiles (kernels/tti_cpml.hpp)
   DeviceBuffer<float> cpml_fields_, cpml_a_[3], cpml_b_[3];
-  static constexpr int kRowCentreArrays = 6;  // physics::TtiRowCentres
-  std::int64_t row_centre_count_ = 0;         // floats in row_centres_ (TtiCpmlArgs::row_centres)
-  DeviceBuffer<float> row_centres_;
+  static constexpr int kRowCentreArrays = 6;  // physics::TtiRowCentres, physics::TtiRows
+  std::int64_t row_centre_count_ = 0;         // floats in row_centres_: the centre weights, then the rows
+  DeviceBuffer<float> row_centres_;           // TtiCpmlArgs::row_centres and ::rows
   DeviceReceivers receivers_;
   HaloTransport* transport_ = nullptr;
   struct HaloBuffers {

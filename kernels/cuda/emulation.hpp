@@ -23,8 +23,8 @@ void emulate_temporal_tma(const IsoPairArgs& a, const Tile& t);
 /// centre weights kappa_perp, kappa_axis included; `tensor`: swic_split_tma's (tensor copies).
 void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, bool tensor = false);
 
-/// swic_split_tma's CPML launch (KernelFamily::launch_tti_cpml_layer) over `region`, a box of the
-/// layer's slab `slab`, `chunk` output planes a block, emulated.
+/// swic_split_tma's CPML launch (KernelFamily::launch_tti_cpml_layer: the rows into c.rows) over
+/// `region`, a box of the layer's slab `slab`, `chunk` output planes a block, emulated.
 void emulate_swic_split_cpml(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
                              int chunk);
 

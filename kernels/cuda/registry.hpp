@@ -90,10 +90,10 @@ struct KernelFamily {
   cudaFuncAttributes (*tti_attributes)(const Tile&) = nullptr;
   int (*tti_dynamic_smem)(const Tile&) = nullptr;
 
-  /// acoustic_tti with the CPML layer (TtiLayer::cpml), optional: the CPML's pass 2 at the points
-  /// of `region`, a box of the layer's slab `slab` (kernels/tti_cpml.hpp), with the operator's rows
-  /// from the family's own sums; it reads TtiCpmlArgs::row_centres. Without it the propagator runs
-  /// the plain layer kernel (one thread a point, the pair form's rows).
+  /// acoustic_tti with the CPML layer (TtiLayer::cpml), optional: the operator's rows at the layer
+  /// points of `region`, a box of the layer's slab `slab` (kernels/tti_cpml.hpp), from the family's
+  /// own sums into TtiCpmlArgs::rows (it reads ::row_centres); the layer kernel then takes them for
+  /// pass 2. Without it the layer kernel evaluates the rows too (the pair form, one thread a point).
   void (*launch_tti_cpml_layer)(const TtiStepArgs&, const TtiCpmlArgs&, int slab, const physics::Box3& region,
                                 cudaStream_t) = nullptr;
   /// Its acoustic_tti launch reads TtiStepArgs::kappa_perp/kappa_axis (the split form's centre

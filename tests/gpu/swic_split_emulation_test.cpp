@@ -268,16 +268,17 @@ TEST_F(SwicSplitEmulation, OddSubBoxEqualsTheCpuReference) {
   }
 }
 
-// swic_split_tma's CPML launch (KernelFamily::launch_tti_cpml_layer): on every slab of the
-// layer, with full and odd chunks, p_next, q_next and the six zeta fields must equal the plain
-// layer kernel's pass 2 (kernels::tti_cpml_layer_point, the pair form's rows) at every point, and
-// nothing else may change. V, zeta and the profiles are random: pass 2 reads them as given.
+// swic_split_tma's CPML launch (KernelFamily::launch_tti_cpml_layer) gives the rows of every
+// slab of the layer, with full and odd chunks; pass 2 from them (as tti_cpml_layer_rows takes it)
+// must leave p_next, q_next and the six zeta fields equal to the plain layer kernel's pass 2
+// (kernels::tti_cpml_layer_point, the pair form's rows) at every point, and change nothing else.
+// V, zeta and the profiles are random: pass 2 reads them as given.
 class SwicSplitCpmlEmulation : public ::testing::Test {
  protected:
   const Index3 n_{21, 19, 23};
   HostTti s_{n_, 31u};
   kernels::TtiCpmlArgs c_{};
-  std::vector<float> fields_, profiles_[6], row_centres_;
+  std::vector<float> fields_, profiles_[6], row_centres_, rows_;
 
   void SetUp() override {
     c_.layer = kernels::LayerIndex::make(n_, s_.inner);
@@ -313,6 +314,8 @@ class SwicSplitCpmlEmulation : public ::testing::Test {
           }
         }
     c_.row_centres = row_centres_.data();
+    rows_.assign(static_cast<size_t>(6 * c_.count), std::nanf(""));  // unwritten rows show
+    c_.rows = rows_.data();
   }
 
   struct State {
@@ -344,6 +347,12 @@ TEST_F(SwicSplitCpmlEmulation, EverySlabEqualsThePlainLayerKernel) {
       const State reference = state();
       restore_state(initial);
       kernels::cuda::emulate_swic_split_cpml(g, c_, slab, box, chunk);
+      for (int i = box.lo.i; i < box.hi().i; ++i)
+        for (int j = box.lo.j; j < box.hi().j; ++j)
+          for (int k = box.lo.k; k < box.hi().k; ++k) {
+            const std::int64_t x = c_.layer(i, j, k);
+            kernels::tti_cpml_layer_update(g, c_, box, i, j, k, x, kernels::stored_rows(c_, x));
+          }
       const State got = state();
       // p_next, q_next (aux_p, aux_q: untouched by either), then each zeta field.
       const auto compare = [](const std::vector<float>& want, const std::vector<float>& have, const std::vector<float>& before,
