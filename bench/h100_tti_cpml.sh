@@ -5,6 +5,7 @@
 # Run on the GPU machine from the repo root; logs go to $OUT when set.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h100_tti_cpml.sh
 # Environment: KERNEL (default swic_split_tma:32x8x64), SHAPES (default 512,1000), SKIP_TESTS=1,
+# GPU_TESTS (a ctest -R regex for the gpu-labelled tests; default all),
 # SKIP_NCU=1, MPI=1 (configs/tti.yaml with the CPML on the GPU, one process and 2 ranks sharing
 # the GPU: the seismograms compared).
 set -uo pipefail
@@ -14,7 +15,8 @@ kernel=${KERNEL:-swic_split_tma:32x8x64}
 grep -A2 "cpml" "$out/build.log" | grep -E "Used|spill" | sort | uniq -c
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   # Every gpu-labelled test (host emulations left to CI), then the CPML's CPU tests.
-  OMP_NUM_THREADS=2 ctest --test-dir build -L gpu -j8 -E "Autotune|GpuMemory|Emulation" --output-on-failure > "$out/ctest-gpu.log" 2>&1
+  OMP_NUM_THREADS=2 ctest --test-dir build -L gpu -j8 -E "Autotune|GpuMemory|Emulation" -R "${GPU_TESTS:-.}" \
+    --output-on-failure > "$out/ctest-gpu.log" 2>&1
   OMP_NUM_THREADS=4 ctest --test-dir build -R "TtiCpml|TtiLayer.Cpml" -j4 --output-on-failure > "$out/ctest-tti.log" 2>&1
   # Distributed TTI on the GPU with the chosen family (its own CPML launch where it has one): 2
   # ranks sharing the GPU, every decomposition against one rank.
