@@ -374,14 +374,27 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_finish(const TtiStepArgs& g, const 
                   g.q_next.origin + o);
 }
 
+/// tti_flux_derivatives by the slab's strides where the line lies in the slab (the same formula,
+/// without the lookups: at 512^3 on an H200 the lookups made pass 2 of the layer cost 3.4 ms a step
+/// besides its rows).
+template <int A>
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_at(const TtiCpmlArgs& c, const physics::Box3& slab, int i,
+                                                           int j, int k, std::int64_t x, float& dv_perp,
+                                                           float& dv_axis) {
+  if (flux_line_inside<A>(slab, i, j, k))
+    tti_flux_derivatives_inside<A>(c, slab, x, dv_perp, dv_axis);
+  else
+    tti_flux_derivatives<A>(c, slab, i, j, k, x, dv_perp, dv_axis);
+}
+
 /// Pass 2 at point (i, j, k) of layer slab `slab` (LayerIndex::slab), compact index x, given its
 /// rows (tti_rows_at): the flux derivatives, then tti_cpml_finish.
 MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
                                                  int i, int j, int k, std::int64_t x, const physics::TtiRows& rows) {
   float dv_perp[3], dv_axis[3];
-  tti_flux_derivatives<0>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
-  tti_flux_derivatives<1>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
-  tti_flux_derivatives<2>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
+  tti_flux_derivatives_at<0>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
+  tti_flux_derivatives_at<1>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
+  tti_flux_derivatives_at<2>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
   tti_cpml_finish(g, c, i, j, k, x, rows, dv_perp, dv_axis);
 }
 

@@ -798,13 +798,18 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
 // along j (a j face of the default 20-point layer is 5 tiles deep, none partial).
 constexpr int kCpmlTileX = 32, kCpmlTileY = 4, kCpmlChunk = 64;
 
-/// The grid of a CPML launch over `region` and its shift (tile_row_shift).
+/// The grid of a CPML launch over `region` and its shift: the last tile ends at the region's end,
+/// or up to 3 points beyond it so that the boxes' rows start on 16-B boundaries. The outputs go to
+/// the compact rows, so the tiles need not start on 128-B boundaries of the grid's rows
+/// (tile_row_shift), and a k face of the default 20-point layer takes one tile of 32 along k
+/// instead of two.
 struct CpmlGrid {
   int shift;
   int blocks[3];
 };
 CpmlGrid cpml_grid(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
-  const int shift = tile_row_shift(region, g.p.box);
+  int shift = (kCpmlTileX - region.n.k % kCpmlTileX) % kCpmlTileX;
+  shift += ((region.lo.k - shift - R - g.p.box.lo.k) % 4 + 4) % 4;  // box rows start at k0 - R
   return {shift,
           {static_cast<int>(ceil_div(region.n.k + shift, kCpmlTileX)), static_cast<int>(ceil_div(region.n.j, kCpmlTileY)),
            static_cast<int>(ceil_div(region.n.i, chunk))}};
