@@ -161,10 +161,13 @@ class CudaAcousticTti final : public Propagator {
       cpml_.halo = TtiCpmlHalo::make(p_.grid.shape, inner_, p_.halo.neighbour, cpml_.layer.count, kHaloWidth);
       cpml_.count = cpml_.layer.count + cpml_.halo.count;
     }
-    // The rows' centre weights where a family that reads centre weights may take the CPML's rows
-    // from its sums (KernelFamily::launch_tti_cpml_layer; `kernel: auto` may pick one).
-    row_centre_count_ = cpml && centre_weights ? 2 * kRowCentreArrays * cpml_.layer.count : 0;
-    check_fits(arrays_ * n * 4 + (kTtiCpmlFields * cpml_.count + row_centre_count_) * 4);
+    // The rows and their centre weights where a family that reads centre weights may take the
+    // CPML's rows from its sums (KernelFamily::launch_tti_cpml_layer; `kernel: auto` may pick
+    // one), if they fit: without them pass 2 evaluates the rows itself.
+    const std::int64_t need = arrays_ * n * 4 + kTtiCpmlFields * cpml_.count * 4;
+    const std::int64_t rows = cpml && centre_weights ? 2 * kRowCentreArrays * cpml_.layer.count : 0;
+    row_centre_count_ = need + rows * 4 + kDeviceMemoryMargin <= device_free_bytes() ? rows : 0;
+    check_fits(need + row_centre_count_ * 4);
     static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
                                    "nx", "ny", "nz", "1/a", "kappa_perp", "kappa_axis"};
     DeviceBuffer<float>* arrays[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_, &v2dt2_, &b_,
