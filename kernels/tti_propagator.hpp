@@ -10,7 +10,7 @@
 // part took Minimod's term) it grew without bound at eps 0.3, delta 0.05.
 // That is TtiLayer::sponge (this struct's default). TtiLayer::cpml (every backend, distributed too;
 // the app's default, app::kDefaultTtiLayer) stretches the TTI
-// operator itself, over a layer made elliptic at depth (make_elliptic_layer): 12x less reflection.
+// operator itself, over a layer made elliptic at depth (make_elliptic_layer): 30x less reflection.
 // The operator is the self-adjoint form of physics/tti.hpp: the pointwise n n^T : Hessian form grew
 // exponentially where the tilt varies (x25 per 1000 steps, tilt varying over ~200 points).
 #pragma once
@@ -70,8 +70,11 @@ inline pml::ProfileParams tti_layer_profile(double dt, double velocity) {
 /// to eps between kEllipticStart and kEllipticEnd (a smoothstep), so the outer part of the layer
 /// carries no pseudo-acoustic shear artefact. A CPML over the anelliptic medium grew without bound
 /// where the symmetry axis is oblique to a face (the artefact's slowness surface is not convex);
-/// the taper inside the layer reflects 7.5e-4 (docs/tti.md).
-constexpr double kEllipticStart = 0.2, kEllipticEnd = 0.6;
+/// the taper inside the layer reflects 2.5e-4 (docs/tti.md). Ending it at 0.6 reflected 5.9e-4;
+/// ending it at 1.0 reflects a little less (2.0e-4) but leaves the field at tilt 0 just short of
+/// growing after the source (TtiLayer.CpmlStaysBounded...: 0.996 of its level then), and starting
+/// it at 0.3 made it grow (bench/results/2026-11-27-session18-tti-cpml-rows.md, CPU part).
+constexpr double kEllipticStart = 0.2, kEllipticEnd = 0.8;
 
 /// Turns the medium of a whole-domain problem elliptic in its layer (delta -> eps, see above),
 /// a over medium_box() and b over the grid, from the layer depth of the nearest grid point. Call

@@ -131,12 +131,13 @@ TEST(TtiLayer, ReflectsLessThanOnePercentAtTheDefaultWidth) {
 
 TEST(TtiLayer, CpmlReflectsTenTimesLessThanTheSponge) {
   // Measured when written: 7.5e-4, from the layer's elliptic taper (the CPML over the anelliptic
-  // medium reflected 4e-6 but was unstable; the sponge above reflects 7.4e-3).
+  // medium reflected 4e-6 but was unstable; the sponge above reflects 7.4e-3); 2.5e-4 since the
+  // taper ends at 80% of the layer instead of 60% (5.9e-4), which the bound below pins.
   const auto small = x_face_traces(0, "cpml"), large = x_face_traces(30, "cpml");
   ASSERT_EQ(small.size(), large.size());
   const double e = testing::relative_l2(small, large);
   std::printf("TTI CPML layer, default width: relative L2 of the x faces' reflections %.3e\n", e);
-  EXPECT_LE(e, 1.5e-3);
+  EXPECT_LE(e, 4e-4);
 }
 
 }  // namespace
