@@ -324,10 +324,12 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_inside(const TtiCpmlArg
 }
 
 /// d V_A / dx_A of both stretched fluxes (kVPerp, kVAxis) at point (i, j, k) of layer slab `slab`,
-/// compact index x; V is zero outside the layer (inner points, beyond the grid).
+/// compact index x, every neighbour's index looked up; V is zero outside the layer (inner points,
+/// beyond the grid).
 template <int A>
-MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives(const TtiCpmlArgs& c, const physics::Box3& slab, int i, int j,
-                                                        int k, std::int64_t x, float& dv_perp, float& dv_axis) {
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_by_lookup(const TtiCpmlArgs& c, const physics::Box3& slab,
+                                                                  int i, int j, int k, std::int64_t x, float& dv_perp,
+                                                                  float& dv_axis) {
   std::int64_t line[2 * physics::kRadius + 1];  // the layer indices along axis A, once for both
   MM_UNROLL
   for (int m = -physics::kRadius; m <= physics::kRadius; ++m)
@@ -340,6 +342,18 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives(const TtiCpmlArgs& c, c
   };
   dv_perp = derivative(kVPerp);
   dv_axis = derivative(kVAxis);
+}
+
+/// d V_A / dx_A at point (i, j, k) of layer slab `slab`, compact index x: by the slab's strides
+/// where the line lies in the slab, else by lookups (the same formula; at 512^3 on an H200 the
+/// lookups everywhere made pass 2 of the layer cost 3.4 ms a step besides its rows, 2.9 without).
+template <int A>
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives(const TtiCpmlArgs& c, const physics::Box3& slab, int i, int j,
+                                                        int k, std::int64_t x, float& dv_perp, float& dv_axis) {
+  if (flux_line_inside<A>(slab, i, j, k))
+    tti_flux_derivatives_inside<A>(c, slab, x, dv_perp, dv_axis);
+  else
+    tti_flux_derivatives_by_lookup<A>(c, slab, i, j, k, x, dv_perp, dv_axis);
 }
 
 /// The 73-point operator's rows (physics::tti_rows73) at offset o from the step's arrays.
@@ -374,44 +388,34 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_finish(const TtiStepArgs& g, const 
                   g.q_next.origin + o);
 }
 
-/// tti_flux_derivatives by the slab's strides where the line lies in the slab (the same formula,
-/// without the lookups: at 512^3 on an H200 the lookups made pass 2 of the layer cost 3.4 ms a step
-/// besides its rows).
-template <int A>
-MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_at(const TtiCpmlArgs& c, const physics::Box3& slab, int i,
-                                                           int j, int k, std::int64_t x, float& dv_perp,
-                                                           float& dv_axis) {
-  if (flux_line_inside<A>(slab, i, j, k))
-    tti_flux_derivatives_inside<A>(c, slab, x, dv_perp, dv_axis);
-  else
-    tti_flux_derivatives<A>(c, slab, i, j, k, x, dv_perp, dv_axis);
-}
 
 /// Pass 2 at point (i, j, k) of layer slab `slab` (LayerIndex::slab), compact index x, given its
 /// rows (tti_rows_at): the flux derivatives, then tti_cpml_finish.
 MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
                                                  int i, int j, int k, std::int64_t x, const physics::TtiRows& rows) {
   float dv_perp[3], dv_axis[3];
-  tti_flux_derivatives_at<0>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
-  tti_flux_derivatives_at<1>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
-  tti_flux_derivatives_at<2>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
+  tti_flux_derivatives<0>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
+  tti_flux_derivatives<1>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
+  tti_flux_derivatives<2>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
   tti_cpml_finish(g, c, i, j, k, x, rows, dv_perp, dv_axis);
 }
 
-/// The rows of own layer point x in TtiCpmlArgs::rows.
-MM_HOST_DEVICE MM_FORCE_INLINE void store_rows(const TtiCpmlArgs& c, std::int64_t x, const physics::TtiRows& r) {
-  float* const out = c.rows + x;
+/// A per-row pair of both tensors (physics::TtiRows, physics::TtiRowCentres: perp x, y, z, then
+/// axis x, y, z) at own layer point x of six arrays of layer.count floats from `base`
+/// (TtiCpmlArgs::rows, ::row_centres): stored, and loaded.
+template <class Rows>
+MM_HOST_DEVICE MM_FORCE_INLINE void store_by_rows(float* base, const TtiCpmlArgs& c, std::int64_t x, const Rows& r) {
   for (int a = 0; a < 3; ++a) {
-    out[a * c.layer.count] = r.perp[a];
-    out[(3 + a) * c.layer.count] = r.axis[a];
+    base[a * c.layer.count + x] = r.perp[a];
+    base[(3 + a) * c.layer.count + x] = r.axis[a];
   }
 }
-MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows stored_rows(const TtiCpmlArgs& c, std::int64_t x) {
-  const float* const in = c.rows + x;
-  physics::TtiRows r;
+template <class Rows>
+MM_HOST_DEVICE MM_FORCE_INLINE Rows load_by_rows(const float* base, const TtiCpmlArgs& c, std::int64_t x) {
+  Rows r;
   for (int a = 0; a < 3; ++a) {
-    r.perp[a] = load(in + a * c.layer.count);
-    r.axis[a] = load(in + (3 + a) * c.layer.count);
+    r.perp[a] = load(base + a * c.layer.count + x);
+    r.axis[a] = load(base + (3 + a) * c.layer.count + x);
   }
   return r;
 }

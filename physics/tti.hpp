@@ -284,6 +284,14 @@ MM_UNROLL
   }
 }
 
+/// One neighbour's share of kappa (neighbour medium m, direction t, signed weight wt, the point's
+/// own medium m0): minus its pair weight of each tensor, added to perp and axis.
+MM_HOST_DEVICE MM_FORCE_INLINE void add_centre_share(const TtiMediumPoint& m0, const TtiMediumPoint& m, int t,
+                                                     float wt, float& perp, float& axis) {
+  perp -= wt * (perp_own(m0, t) - nn_component(m, t));
+  axis -= wt * (axis_own(m0, t) + axis_own(m, t));
+}
+
 /// kappa at a point from the medium around it (`medium(di, dj, dk)` gives a TtiMediumPoint):
 /// minus the sum of all 72 pair weights of each tensor. Static; the propagators store it.
 template <class AtMedium>
@@ -291,9 +299,7 @@ MM_HOST_DEVICE inline TtiCentre tti_centre(const AtMedium& medium, const TtiWeig
   const TtiMediumPoint m0 = medium(0, 0, 0);
   float perp = 0, axis = 0;
   for_each_tti_neighbour(w, [&](int t, int di, int dj, int dk, float wt) {
-    const TtiMediumPoint m = medium(di, dj, dk);
-    perp -= wt * (perp_own(m0, t) - nn_component(m, t));
-    axis -= wt * (axis_own(m0, t) + axis_own(m, t));
+    add_centre_share(m0, medium(di, dj, dk), t, wt, perp, axis);
   });
   return {perp, axis};
 }
@@ -349,9 +355,7 @@ MM_HOST_DEVICE inline TtiRowCentres tti_row_centres(const AtMedium& medium, cons
   const TtiMediumPoint m0 = medium(0, 0, 0);
   float perp[6] = {}, axis[6] = {};  // kappa of each group
   for_each_tti_neighbour(w, [&](int t, int di, int dj, int dk, float wt) {
-    const TtiMediumPoint m = medium(di, dj, dk);
-    perp[t] -= wt * (perp_own(m0, t) - nn_component(m, t));
-    axis[t] -= wt * (axis_own(m0, t) + axis_own(m, t));
+    add_centre_share(m0, medium(di, dj, dk), t, wt, perp[t], axis[t]);
   });
   TtiRowCentres c;
   rows_of_groups(perp, c.perp);

@@ -163,12 +163,12 @@ MM_FORCE_INLINE void flux_derivatives_row(const TtiCpmlArgs& c, const physics::B
     f1 = std::max(f0, std::min(c1, kin_hi));
   }
   for (int k = c0; k < f0; ++k)
-    tti_flux_derivatives<A>(c, slab, i, j, k, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
+    tti_flux_derivatives_by_lookup<A>(c, slab, i, j, k, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
 #pragma omp simd
   for (int k = f0; k < f1; ++k)
     tti_flux_derivatives_inside<A>(c, slab, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
   for (int k = f1; k < c1; ++k)
-    tti_flux_derivatives<A>(c, slab, i, j, k, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
+    tti_flux_derivatives_by_lookup<A>(c, slab, i, j, k, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
 }
 
 /// The operator rows (tti_rows_at) of points [c0, c1) of the row whose point k = 0 is at offset o0,

@@ -80,12 +80,8 @@ __global__ void fill_row_centres(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 sla
   const SlabPoint pt = slab_point(slab, part, start);
   if (!pt.valid) return;
   const TtiGlobalPoint at{g, g.nx.offset(pt.i, pt.j, pt.k)};
-  const physics::TtiRowCentres r =
-      physics::tti_row_centres([&at](int di, int dj, int dk) { return at.medium(di, dj, dk); }, g.weights);
-  for (int a = 0; a < 3; ++a) {
-    c.row_centres[a * c.layer.count + pt.x] = r.perp[a];
-    c.row_centres[(3 + a) * c.layer.count + pt.x] = r.axis[a];
-  }
+  store_by_rows(c.row_centres, c, pt.x,
+                physics::tti_row_centres([&at](int di, int dj, int dk) { return at.medium(di, dj, dk); }, g.weights));
 }
 // Built for 4 blocks of 256 threads per SM (64 registers, 40 B spilled): 15.69 GPts/s at 1000^3
 // on an H200 against 14.69 at 76 registers and 3 blocks (bench/results/2026-11-27-h200-tti-cpml.md).
@@ -99,7 +95,8 @@ __global__ void __launch_bounds__(256, 4) tti_cpml_layer(TtiStepArgs g, TtiCpmlA
 __global__ void __launch_bounds__(256, 4) tti_cpml_layer_rows(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab,
                                                               physics::Box3 part, std::int64_t start) {
   const SlabPoint pt = slab_point(slab, part, start);
-  if (pt.valid) tti_cpml_layer_update(g, c, slab, pt.i, pt.j, pt.k, pt.x, stored_rows(c, pt.x));
+  if (pt.valid) tti_cpml_layer_update(g, c, slab, pt.i, pt.j, pt.k, pt.x,
+                                       load_by_rows<physics::TtiRows>(c.rows, c, pt.x));
 }
 
 /// 256 threads over a slab: 32 along k (coalesced rows) where the slab is that deep, else the

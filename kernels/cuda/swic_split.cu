@@ -642,11 +642,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       const RawPoint ro{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
       if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
         const std::int64_t cx = cpml.layer.start[slab] + cpml.layer.slab(slab).position(o, j, k);
-        const std::int64_t count = cpml.layer.count;
-        const float* rc = cpml.row_centres + cx;
-        const physics::TtiRowCentres kappa{{load(rc), load(rc + count), load(rc + 2 * count)},
-                                           {load(rc + 3 * count), load(rc + 4 * count), load(rc + 5 * count)}};
-        store_rows(cpml, cx, output_rows(Q[0], ro, kappa));
+        const auto kappa = load_by_rows<physics::TtiRowCentres>(cpml.row_centres, cpml, cx);
+        store_by_rows(cpml.rows, cpml, cx, output_rows(Q[0], ro, kappa));
       } else {
         const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8));
         const std::int64_t off = g.p.offset(o, j, k);

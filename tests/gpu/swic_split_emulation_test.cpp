@@ -306,12 +306,9 @@ class SwicSplitCpmlEmulation : public ::testing::Test {
           const std::int64_t x = c_.layer(i, j, k);
           if (x < 0) continue;
           const kernels::TtiGlobalPoint at{g, g.p.offset(i, j, k)};
-          const auto r = physics::tti_row_centres([&at](int di, int dj, int dk) { return at.medium(di, dj, dk); },
-                                                  g.weights);
-          for (int a = 0; a < 3; ++a) {
-            row_centres_[static_cast<size_t>(a * c_.count + x)] = r.perp[a];
-            row_centres_[static_cast<size_t>((3 + a) * c_.count + x)] = r.axis[a];
-          }
+          kernels::store_by_rows(row_centres_.data(), c_, x,
+                                 physics::tti_row_centres(
+                                     [&at](int di, int dj, int dk) { return at.medium(di, dj, dk); }, g.weights));
         }
     c_.row_centres = row_centres_.data();
     rows_.assign(static_cast<size_t>(6 * c_.count), std::nanf(""));  // unwritten rows show
@@ -351,7 +348,8 @@ TEST_F(SwicSplitCpmlEmulation, EverySlabEqualsThePlainLayerKernel) {
         for (int j = box.lo.j; j < box.hi().j; ++j)
           for (int k = box.lo.k; k < box.hi().k; ++k) {
             const std::int64_t x = c_.layer(i, j, k);
-            kernels::tti_cpml_layer_update(g, c_, box, i, j, k, x, kernels::stored_rows(c_, x));
+            kernels::tti_cpml_layer_update(g, c_, box, i, j, k, x,
+                                           kernels::load_by_rows<physics::TtiRows>(c_.rows, c_, x));
           }
       const State got = state();
       // p_next, q_next (aux_p, aux_q: untouched by either), then each zeta field.
