@@ -116,8 +116,8 @@ dim3 slab_block(const physics::Box3& slab) {
 template <class Kernel>
 void launch_on_slabs(Kernel kernel, const char* name, const TtiStepArgs& g, const TtiCpmlArgs& c,
                      const LayerIndex& layer, const physics::Index3& lo, std::int64_t first, const physics::Box3& part,
-                     cudaStream_t s, int slab_begin = 0, int slab_end = 6) {
-  for (int slab = slab_begin; slab < slab_end; ++slab) {
+                     cudaStream_t s) {
+  for (int slab = 0; slab < 6; ++slab) {
     physics::Box3 b = layer.slab(slab);
     for (int a = 0; a < 3; ++a) b.lo[a] += lo[a];
     const physics::Box3 q = physics::intersect(b, part);
@@ -491,27 +491,25 @@ class CudaAcousticTti final : public Propagator {
   }
 
   /// The CPML's pass 2 at the layer's points inside `part`. Where the family gives the rows from
-  /// its own sums, it writes them for the i and j faces (slabs 0-3, whole rows along k) and the
-  /// layer kernel reads them there; the k faces, as deep along k as the layer, and every slab of a
-  /// family without such a launch, take the layer kernel that evaluates the rows too (the pair
-  /// form, one thread a point). The family's 32-wide k tiles streamed a 28-point k face at 4.6
-  /// GPts/s against 11 on the other faces (512^3, H200), slower than the layer kernel's 4.4 with
-  /// pass 2 included.
+  /// its own sums, it writes them slab by slab and the layer kernel reads them; a family without
+  /// such a launch leaves the rows to the layer kernel (the pair form, one thread a point). On the
+  /// k faces, as deep along k as the layer, the family's 32-wide k tiles were slower than the
+  /// layer kernel while the tile at k = 0 read boxes outside the allocation (the copy engine's
+  /// zero fill: 1.11 ms against 0.65 for the face at the far end, 512^3, H100); with that tile
+  /// moved inside (tile_k_inside, swic_split.cu) they are as fast as it at 512^3 and faster at
+  /// 1000^3 (bench/results/2026-11-27-session19-tti-cpml-k-faces.md).
   void cpml_layer(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
-    constexpr int kRowSlabs = 4;  // slabs 0-3: the i and j faces
-    const bool family_rows = family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr;
-    if (family_rows) {
-      for (int slab = 0; slab < kRowSlabs; ++slab) {
-        const Box3 q = physics::intersect(cpml_.layer.slab(slab), part);
-        if (q.empty()) continue;
-        family_->launch_tti_cpml_layer(g, cpml_, slab, q, s);
-        MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-      }
-      launch_on_slabs(tti_cpml_layer_rows, "tti_cpml_layer_rows", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s, 0,
-                      kRowSlabs);
+    if (family_->launch_tti_cpml_layer == nullptr || cpml_.rows == nullptr) {
+      launch_on_slabs(tti_cpml_layer, "tti_cpml_layer", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s);
+      return;
     }
-    launch_on_slabs(tti_cpml_layer, "tti_cpml_layer", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s,
-                    family_rows ? kRowSlabs : 0, 6);
+    for (int slab = 0; slab < 6; ++slab) {
+      const Box3 q = physics::intersect(cpml_.layer.slab(slab), part);
+      if (q.empty()) continue;
+      family_->launch_tti_cpml_layer(g, cpml_, slab, q, s);
+      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+    }
+    launch_on_slabs(tti_cpml_layer_rows, "tti_cpml_layer_rows", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s);
   }
 
   /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per

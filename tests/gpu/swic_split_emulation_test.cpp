@@ -176,8 +176,10 @@ class SwicSplitEmulation : public ::testing::Test {
  protected:
   // Prime sides that divide no tile; the tiles (16..64 along k, 4 or 8 along j) overhang the
   // grid and its halo.
-  const Index3 n_{21, 19, 23};
-  HostTti s_{n_, 29u};
+  SwicSplitEmulation() : SwicSplitEmulation(Index3{21, 19, 23}) {}
+  explicit SwicSplitEmulation(const Index3& n) : n_(n), s_(n_, 29u) {}
+  const Index3 n_;
+  HostTti s_;
   Arrays initial_, reference_;
 
   void SetUp() override {
@@ -266,6 +268,26 @@ TEST_F(SwicSplitEmulation, OddSubBoxEqualsTheCpuReference) {
       check(name, tile, Box3{{3, 2, 3}, {13, 15, 9}});  // crosses the x-, y+ and z- layers
     }
   }
+}
+
+// Rows of 24 points end on a 16-B boundary, so swic_split_tma's last 16-wide tile of a row (k 12..27,
+// its boxes' rows up to k 32, past the halo's end at 28) stages from k 8..23 instead, its boxes
+// inside the allocation (tile_k_inside), as does the first tile (k -4 -> 0), and writes only its
+// own outputs, k 12..23.
+class SwicSplitEmulationRowEnds : public SwicSplitEmulation {
+ protected:
+  SwicSplitEmulationRowEnds() : SwicSplitEmulation(Index3{9, 11, 24}) {}
+};
+
+TEST_F(SwicSplitEmulationRowEnds, TilesMovedInsideTheAllocationWriteTheirOwnPoints) {
+  const auto& family = kernels::cuda::find_family("swic_split_tma", kernels::cuda::PropagatorKind::acoustic_tti);
+  int narrow = 0;
+  for (const auto& t : family.tti_tunables) {
+    if (t.x > n_.k) continue;  // no room to move a tile wider than the grid
+    ++narrow;
+    check("swic_split_tma", t, Box3{{0, 0, 0}, n_});
+  }
+  EXPECT_GT(narrow, 0);
 }
 
 // swic_split_tma's CPML launch (KernelFamily::launch_tti_cpml_layer) gives the rows of every
