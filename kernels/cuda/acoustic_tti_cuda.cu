@@ -496,7 +496,7 @@ class CudaAcousticTti final : public Propagator {
   /// k faces, as deep along k as the layer, the family's 32-wide k tiles were slower than the
   /// layer kernel while the tile at k = 0 read boxes outside the allocation (the copy engine's
   /// zero fill: 1.11 ms against 0.65 for the face at the far end, 512^3, H100); with that tile
-  /// moved inside (tile_k_inside, swic_split.cu) they are as fast as it at 512^3 and faster at
+  /// starting at k = 0 (cpml_grid, swic_split.cu) they are as fast as it at 512^3 and faster at
   /// 1000^3 (bench/results/2026-11-27-session19-tti-cpml-k-faces.md).
   void cpml_layer(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
     if (family_->launch_tti_cpml_layer == nullptr || cpml_.rows == nullptr) {

@@ -528,7 +528,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps
 }
 
 /// Output o's boxes (the tile's own points) into the output slot, and the layer's after them when
-/// the tile meets the layer in plane o (`layer`); the CPML launch's (`rows`) only the first
+/// the tile meets the layer in plane o (`layer`); the CPML launch's (kRows) only the first
 /// kRowOwnArrays.
 #pragma nv_exec_check_disable
 template <int TX, int TY, bool kRows = false, class Block, class Map>
@@ -543,22 +543,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
   unsigned char* const s = slot + L::kOwnSlot;
   copy_boxes(blk, maps.layer_own, L::kOwnBytes, k, j, i, s, bar);
   copy_boxes(blk, maps.around, L::kAroundPlace, k - R, j - 1, i - 1, s + kLayerOwnArrays * L::kOwnBytes, bar);
-}
-
-/// Where a tile whose outputs start at k0 (TX of them, those in `region` its own) stages its
-/// points: k0 itself, or moved inside `alloc`, the arrays' allocation, where the boxes' rows
-/// [k0 - R, k0 + TX + R) would leave it (the first tile of a launch over the whole grid starts at
-/// the allocation's k, 4 points below the grid: tile_row_shift), so long as the moved tile still
-/// covers its outputs and its rows start on 16-B boundaries. The copy engine fills what lies
-/// outside with zeros but slowly: a k face's CPML launch at k = 0 took 1.11 ms with such boxes
-/// and 0.65 without (512^3, H100), as long as the same face at the far end.
-MM_HOST_DEVICE MM_FORCE_INLINE int tile_k_inside(int k0, int TX, const physics::Box3& region, const physics::Box3& alloc) {
-  const int lo = alloc.lo.k + R, hi = alloc.hi().k - R - TX;  // the lowest and highest inside
-  if (lo > hi) return k0;
-  if (k0 < lo) return lo;  // rows from alloc.lo.k; its outputs lie at region.lo.k >= lo or above
-  if (k0 <= hi) return k0;
-  const int moved = hi - (hi - R - alloc.lo.k) % 4;
-  return moved + TX >= region.hi().k ? moved : k0;
 }
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh. With
@@ -579,8 +563,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   unsigned char* const planes = halo_slot + L::kBytes;
   std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::kBytes);  // halo, then output
   const physics::Index3 hi = region.hi();
-  const int k_tile = region.lo.k - shift + blk.bx * TX;  // its outputs: [k_tile, k_tile + TX) in the region
-  const BoxOrigin at{g.p.box.lo, tile_k_inside(k_tile, TX, region, g.p.box), region.lo.j + blk.by * TY};
+  const BoxOrigin at{g.p.box.lo, region.lo.k - shift + blk.bx * TX, region.lo.j + blk.by * TY};
   const int i_begin = region.lo.i + blk.bz * chunk;
   const int i_end = i_begin + chunk < hi.i ? i_begin + chunk : hi.i;
   const int c_first = i_begin - R, c_end = i_end + R;  // planes streamed: [c_first, c_end)
@@ -590,14 +573,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const int tx = blk.tx, ty = blk.ty;
   const int t = tx + TX * ty;
   const int j = at.j0 + ty, k = at.k0 + tx;
-  const int own_lo = k_tile > region.lo.k ? k_tile : region.lo.k, own_end = k_tile + TX < hi.k ? k_tile + TX : hi.k;
-  const bool writes = j < hi.j && k >= own_lo && k < own_end;
+  const bool writes = j < hi.j && k >= region.lo.k && k < hi.k;
   // Whether the tile's points in plane o meet the layer (block-uniform): its (j, k) footprint in
   // the region reaches outside the inner box, or o lies outside it.
   const physics::Index3 in_hi = g.inner.hi();
   const int tj_end = at.j0 + TY < hi.j ? at.j0 + TY : hi.j;
+  const int tk_lo = at.k0 > region.lo.k ? at.k0 : region.lo.k, tk_end = at.k0 + TX < hi.k ? at.k0 + TX : hi.k;
   const bool tile_inner =
-      at.j0 >= g.inner.lo.j && tj_end <= in_hi.j && own_lo >= g.inner.lo.k && own_end <= in_hi.k;
+      at.j0 >= g.inner.lo.j && tj_end <= in_hi.j && tk_lo >= g.inner.lo.k && tk_end <= in_hi.k;
   const auto meets_layer = [&](int o) {  // the sponge's damped update reads more (issue_output)
     return !kRows && (!tile_inner || o < g.inner.lo.i || o >= in_hi.i);
   };
@@ -818,21 +801,31 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
 constexpr int kCpmlTileX = 32, kCpmlTileY = 4, kCpmlChunk = 64;
 
 /// The grid of a CPML launch over `region` and its shift: the last tile ends at the region's end,
-/// or up to 3 points beyond it so that the boxes' rows start on 16-B boundaries (a first tile that
-/// would start below the region's start with its boxes outside the allocation, a k face at k = 0,
-/// moves up: tile_k_inside). The outputs go to the compact rows, so the tiles need not start on
-/// 128-B boundaries of the grid's rows (tile_row_shift), and a k face of the default 20-point
-/// layer takes one tile of 32 along k instead of two.
+/// or up to 3 points beyond it so that the boxes' rows start on 16-B boundaries; where that puts
+/// the boxes' rows outside the allocation and starting the first tile at the region's start does
+/// not (a k face at k = 0: rows from k = -8, the halo starting at -4), the latter. The copy engine
+/// fills what lies outside with zeros, but slowly: the k = 0 face's launch took 1.11 ms with such
+/// boxes and 0.65 without, as long as the face at the far end (512^3, H100). The outputs go to
+/// the compact rows, so the tiles need not start on 128-B boundaries of the grid's rows
+/// (tile_row_shift), and a k face of the default 20-point layer takes one tile of 32 along k
+/// instead of two.
 struct CpmlGrid {
   int shift;
   int blocks[3];
 };
 CpmlGrid cpml_grid(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
-  int shift = (kCpmlTileX - region.n.k % kCpmlTileX) % kCpmlTileX;
-  shift += ((region.lo.k - shift - R - g.p.box.lo.k) % 4 + 4) % 4;  // box rows start at k0 - R
-  return {shift,
-          {static_cast<int>(ceil_div(region.n.k + shift, kCpmlTileX)), static_cast<int>(ceil_div(region.n.j, kCpmlTileY)),
-           static_cast<int>(ceil_div(region.n.i, chunk))}};
+  const physics::Box3& alloc = g.p.box;
+  const auto aligned = [&](int shift) {  // box rows start at k0 - R
+    return shift + ((region.lo.k - shift - R - alloc.lo.k) % 4 + 4) % 4;
+  };
+  const auto tiles = [&](int shift) { return static_cast<int>(ceil_div(region.n.k + shift, kCpmlTileX)); };
+  const auto inside = [&](int shift) {
+    const int k0 = region.lo.k - shift;
+    return k0 - R >= alloc.lo.k && k0 + tiles(shift) * kCpmlTileX + R <= alloc.hi().k;
+  };
+  const int at_end = aligned((kCpmlTileX - region.n.k % kCpmlTileX) % kCpmlTileX), at_start = aligned(0);
+  const int shift = !inside(at_end) && inside(at_start) ? at_start : at_end;
+  return {shift, {tiles(shift), static_cast<int>(ceil_div(region.n.j, kCpmlTileY)), static_cast<int>(ceil_div(region.n.i, chunk))}};
 }
 
 void check_cpml_launch(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region) {
