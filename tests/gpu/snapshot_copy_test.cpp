@@ -14,6 +14,7 @@
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "random_problem.hpp"
+#include "differences.hpp"
 
 namespace minimod {
 namespace {
@@ -63,7 +64,7 @@ void expect_same_snapshots(const Snapshots& cpu, const Snapshots& gpu, double to
     double scale = 0, worst = 0, change = 0;
     for (size_t e = 0; e < cpu[n].size(); ++e) {
       scale = std::max(scale, double(std::fabs(cpu[n][e])));
-      worst = std::max(worst, double(std::fabs(cpu[n][e] - gpu[n][e])));
+      testing::keep_worst(worst, std::fabs(double(cpu[n][e]) - gpu[n][e]));
       if (n > 0) change = std::max(change, double(std::fabs(cpu[n][e] - cpu[n - 1][e])));
     }
     EXPECT_GT(scale, 0.0);

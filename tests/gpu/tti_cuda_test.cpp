@@ -14,6 +14,7 @@
 #include "physics/tti.hpp"
 #include "pml/cpml.hpp"
 #include "blow_up_check.hpp"
+#include "differences.hpp"
 #include "random_problem.hpp"
 
 namespace minimod {
@@ -64,22 +65,18 @@ void expect_equal_to_cpu(const std::string& kernel, const Index3& n, unsigned se
     }
     for (const char* f : {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q"}) {
       const auto a = testing::read_all(*cpu, f, box), b = testing::read_all(*gpu, f, box);
-      double scale = 0, worst = 0;
-      for (size_t e = 0; e < a.size(); ++e) {
-        scale = std::max(scale, double(std::fabs(a[e])));
-        worst = std::max(worst, double(std::fabs(a[e] - b[e])));
-      }
+      double scale = 0;
+      for (size_t e = 0; e < a.size(); ++e) scale = std::max(scale, double(std::fabs(a[e])));
+      const double worst = testing::max_difference(a, b);
       EXPECT_LE(worst, 2e-5 * std::max(scale, 1e-30)) << f << ": max |diff| " << worst << " of max " << scale;
     }
     std::vector<float> ta, tb;
     cpu->take_traces(ta);
     gpu->take_traces(tb);
     ASSERT_EQ(ta.size(), tb.size());
-    double scale = 0, worst = 0;
-    for (size_t e = 0; e < ta.size(); ++e) {
-      scale = std::max(scale, double(std::fabs(ta[e])));
-      worst = std::max(worst, double(std::fabs(ta[e] - tb[e])));
-    }
+    double scale = 0;
+    for (size_t e = 0; e < ta.size(); ++e) scale = std::max(scale, double(std::fabs(ta[e])));
+    const double worst = testing::max_difference(ta, tb);
     EXPECT_LE(worst, 2e-5 * scale) << "traces";
   }
 }

@@ -14,6 +14,7 @@
 
 #include "kernels/propagator.hpp"
 #include "random_problem.hpp"
+#include "differences.hpp"
 
 namespace minimod::testing {
 
@@ -101,13 +102,11 @@ inline Outcome run_from_random_state(kernels::Propagator& p, Index3 n, unsigned 
   return o;
 }
 
-/// Largest |a - b| relative to max |a| (0 when bitwise equal).
+/// Largest |a - b| relative to max |a| (0 when bitwise equal; NaN where either is not finite).
 inline double worst(const std::vector<float>& a, const std::vector<float>& b) {
-  double m = 0, d = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    m = std::max(m, double(std::fabs(a[i])));
-    if (!(a[i] == b[i])) d = std::max(d, std::fabs(double(a[i]) - b[i]));
-  }
+  double m = 0;
+  for (float x : a) m = std::max(m, double(std::fabs(x)));
+  const double d = max_difference(a, b);
   return d == 0 ? 0 : d / m;
 }
 
