@@ -388,7 +388,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_finish(const TtiStepArgs& g, const 
                   g.q_next.origin + o);
 }
 
-
 /// Pass 2 at point (i, j, k) of layer slab `slab` (LayerIndex::slab), compact index x, given its
 /// rows (tti_rows_at): the flux derivatives, then tti_cpml_finish.
 MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,

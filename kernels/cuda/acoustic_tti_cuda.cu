@@ -111,22 +111,30 @@ dim3 slab_block(const physics::Box3& slab) {
   return dim3(bx, 128 / bx, 2);
 }
 
+/// f(slab, box, q) for each of the six slabs of `layer` (whose corner lies at grid point `lo`):
+/// the slab's box and its part q inside `part` (grid coordinates), empty ones skipped.
+template <class F>
+void for_each_slab(const LayerIndex& layer, const physics::Index3& lo, const physics::Box3& part, const F& f) {
+  for (int slab = 0; slab < 6; ++slab) {
+    physics::Box3 b = layer.slab(slab);
+    for (int a = 0; a < 3; ++a) b.lo[a] += lo[a];
+    const physics::Box3 q = physics::intersect(b, part);
+    if (!q.empty()) f(slab, b, q);
+  }
+}
+
 /// `kernel` over the points of the six slabs of `layer` (whose corner lies at grid point `lo` and
 /// whose first compact index is `first`) inside `part` (grid coordinates); empty ones skipped.
 template <class Kernel>
 void launch_on_slabs(Kernel kernel, const char* name, const TtiStepArgs& g, const TtiCpmlArgs& c,
                      const LayerIndex& layer, const physics::Index3& lo, std::int64_t first, const physics::Box3& part,
                      cudaStream_t s) {
-  for (int slab = 0; slab < 6; ++slab) {
-    physics::Box3 b = layer.slab(slab);
-    for (int a = 0; a < 3; ++a) b.lo[a] += lo[a];
-    const physics::Box3 q = physics::intersect(b, part);
-    if (q.empty()) continue;
+  for_each_slab(layer, lo, part, [&](int slab, const physics::Box3& b, const physics::Box3& q) {
     const dim3 block = slab_block(q);
     const dim3 grid(ceil_div(q.n.k, block.x), ceil_div(q.n.j, block.y), ceil_div(q.n.i, block.z));
     kernel<<<grid, block, 0, s>>>(g, c, b, q, first + layer.start[slab]);
     MM_CUDA_CHECK_LAUNCH(name);
-  }
+  });
 }
 
 /// The CPML's pass 1 (psi and V) at the layer's points and at those of the halos shared with
@@ -140,9 +148,11 @@ void launch_cpml_psi(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::
 
 class CudaAcousticTti final : public Propagator {
  public:
-  /// `centre_weights`: allocate and fill kappa_perp, kappa_axis (families that read them).
+  /// `centre_weights`: allocate and fill kappa_perp, kappa_axis (families that read them);
+  /// `family_rows`: with the CPML layer, also the rows and their centre weights, where they fit
+  /// (families with KernelFamily::launch_tti_cpml_layer; without them pass 2 evaluates the rows).
   CudaAcousticTti(const AcousticTtiProblem& problem, const KernelFamily& family, const Tile& tile,
-                  bool centre_weights)
+                  bool centre_weights, bool family_rows)
       : p_(problem),
         layout_(physics::FieldLayout::make(problem.grid.box(), physics::kRadius)),
         family_(&family),
@@ -158,11 +168,8 @@ class CudaAcousticTti final : public Propagator {
       cpml_.halo = TtiCpmlHalo::make(p_.grid.shape, inner_, p_.halo.neighbour, cpml_.layer.count, kHaloWidth);
       cpml_.count = cpml_.layer.count + cpml_.halo.count;
     }
-    // The rows and their centre weights where a family that reads centre weights may take the
-    // CPML's rows from its sums (KernelFamily::launch_tti_cpml_layer; `kernel: auto` may pick
-    // one), if they fit: without them pass 2 evaluates the rows itself.
     const std::int64_t need = arrays_ * n * 4 + kTtiCpmlFields * cpml_.count * 4;
-    const std::int64_t rows = cpml && centre_weights ? 2 * kRowCentreArrays * cpml_.layer.count : 0;
+    const std::int64_t rows = cpml && centre_weights && family_rows ? 2 * kRowCentreArrays * cpml_.layer.count : 0;
     row_centre_count_ = need + rows * 4 + kDeviceMemoryMargin <= device_free_bytes() ? rows : 0;
     check_fits(need + row_centre_count_ * 4);
     static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
@@ -503,12 +510,10 @@ class CudaAcousticTti final : public Propagator {
       launch_on_slabs(tti_cpml_layer, "tti_cpml_layer", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s);
       return;
     }
-    for (int slab = 0; slab < 6; ++slab) {
-      const Box3 q = physics::intersect(cpml_.layer.slab(slab), part);
-      if (q.empty()) continue;
+    for_each_slab(cpml_.layer, {0, 0, 0}, part, [&](int slab, const Box3&, const Box3& q) {
       family_->launch_tti_cpml_layer(g, cpml_, slab, q, s);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-    }
+    });
     launch_on_slabs(tti_cpml_layer_rows, "tti_cpml_layer_rows", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s);
   }
 
@@ -594,12 +599,16 @@ std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& pro
     // The centre weights when some candidate reads them (auto times the verified families) and
     // they fit: without them those families' launches refuse and auto skips them, so a grid
     // that fits the 12 arrays of the others still runs.
-    bool weights = false;
-    for (const auto& f : families())
-      weights |= implements(f, PropagatorKind::acoustic_tti) && !f.unverified && f.tti_reads_centre_weights;
+    // Likewise the CPML's rows, when some candidate takes them from its sums.
+    bool weights = false, rows = false;
+    for (const auto& f : families()) {
+      const bool candidate = implements(f, PropagatorKind::acoustic_tti) && !f.unverified && f.tti_reads_centre_weights;
+      weights |= candidate;
+      rows |= candidate && f.launch_tti_cpml_layer != nullptr;
+    }
     weights = weights && CudaAcousticTti::fits(problem, kArrays + 2);
     const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_tti);
-    auto prop = std::make_unique<CudaAcousticTti>(problem, start, start.tti_tunables.front(), weights);
+    auto prop = std::make_unique<CudaAcousticTti>(problem, start, start.tti_tunables.front(), weights, rows);
     // With the CPML layer the family runs on the inner box only: a choice of its own.
     tune_in_place(*prop, PropagatorKind::acoustic_tti, problem.grid.shape,
                   layer_key(problem.layer == TtiLayer::cpml ? "acoustic_tti cpml" : "acoustic_tti minimod",
@@ -607,7 +616,8 @@ std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& pro
     return prop;
   }
   const auto [family, tile] = parse_kernel(kernel, PropagatorKind::acoustic_tti);
-  return std::make_unique<CudaAcousticTti>(problem, *family, tile, family->tti_reads_centre_weights);
+  return std::make_unique<CudaAcousticTti>(problem, *family, tile, family->tti_reads_centre_weights,
+                                           family->launch_tti_cpml_layer != nullptr);
 }
 
 }  // namespace cuda

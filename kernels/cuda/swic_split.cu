@@ -4,7 +4,7 @@
 // the same speed (14.2 vs 14.0 GPts/s), so `auto` decides. This file also registers
 // `swic_split_tma` (sm_90+): the same queue and sums with every global read a tensor copy (its
 // section below), and its CPML launch: the same block body with the queue kept by the operator's
-// rows (RowSums), which gives the TTI CPML's pass 2 the rows of the i and j faces of the layer
+// rows (RowSums), which gives the TTI CPML's pass 2 the rows of the layer's points
 // (KernelFamily::launch_tti_cpml_layer).
 //
 // The kernel: SWiC for the 73-point TTI operator in its split form (physics/tti.hpp,
