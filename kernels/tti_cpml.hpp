@@ -288,13 +288,13 @@ MM_HOST_DEVICE inline void tti_cpml_psi_point(const TtiStepArgs& g, const TtiCpm
   if (x < 0) return;
   const std::int64_t o = g.p.offset(i, j, k);
   const int idx[3] = {i, j, k};
-  float psi_s[3], psi_p[3];  // kept for V: read once, written where they change
+  float psi_s[3] = {}, psi_p[3] = {};  // kept for V: read and written where axis e is damped
   for (int e = 0; e < 3; ++e) {
+    if (idx[e] < 0 || idx[e] >= c.layer.n[e]) continue;  // a halo's own axis: zero
+    const float a = c.a[e][idx[e]], b = c.b[e][idx[e]];
+    if (b == 0.0f) continue;  // axis e is not damped here: psi is zero, never written
     psi_s[e] = c.at(kPsiS, e, x);
     psi_p[e] = c.at(kPsiP, e, x);
-    if (idx[e] < 0 || idx[e] >= c.layer.n[e]) continue;  // a halo's own axis
-    const float a = c.a[e][idx[e]], b = c.b[e][idx[e]];
-    if (b == 0.0f) continue;  // zero where axis e is not damped
     if (e == 0) tti_cpml_psi_axis<0>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
     if (e == 1) tti_cpml_psi_axis<1>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
     if (e == 2) tti_cpml_psi_axis<2>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
