@@ -39,8 +39,6 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 #include "kernels/cuda/block_emulation.hpp"
@@ -771,107 +769,31 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
   return maps;
 }
 
-/// A launch's tiles along k. The tiles start on 128-B boundaries of the rows (tile_row_shift), so
-/// over a region that starts at the grid's first k the first tile starts at the halo and its boxes
-/// 4 points before the allocation's rows; where the region ends near the rows' end, the last
-/// tile's boxes reach past them. The copy engine fills what lies outside a map with zeros, but at
-/// ~1.7x the time of a box inside (the CPML launch's k = 0 face, 512^3, H100:
-/// bench/results/2026-11-27-session19-tti-cpml-k-faces.md). So those two columns of tiles take
-/// launches of their own with a tile placed inside the maps, which reach into the rows' padding
-/// (with_row_padding; what lies there feeds only outputs beyond the region, which are not
-/// written): the first starting at the region's start, the last ending within the rows. Their
-/// outputs outside their column are computed and not written: 8 columns of 1000 at 1000^3.
-struct TileColumn {
-  physics::Box3 region;
-  int shift;
-};
-struct TileColumns {
-  TileColumn column[3];
-  int count = 0;
-};
-TileColumns tile_columns(const physics::Box3& region, const physics::Box3& alloc, int pitch, int tile) {
-  const int rows_lo = alloc.lo.k, rows_hi = alloc.lo.k + pitch;  // the maps' k extent
-  const auto inside = [&](int k0) { return k0 - R >= rows_lo && k0 + tile + R <= rows_hi; };
-  const auto aligned = [rows_lo](int k0) { return k0 - (k0 - rows_lo) % 4; };  // box rows on 16-B boundaries
-  const int lo = region.lo.k, hi = region.hi().k, shift = tile_row_shift(region, alloc);
-  const int first = lo - shift, last = first + static_cast<int>(ceil_div(region.n.k + shift, tile) - 1) * tile;
-  TileColumns out;
-  const auto add = [&](int from, int to, int k0) {
-    physics::Box3 b = region;
-    b.lo.k = from;
-    b.n.k = to - from;
-    out.column[out.count++] = {b, from - k0};
-  };
-  int mid_lo = lo, mid_hi = hi;  // what the aligned tiles cover
-  if (!inside(first) && inside(aligned(lo))) {
-    mid_lo = first + tile < hi ? first + tile : hi;
-    add(lo, mid_lo, aligned(lo));
-  }
-  const int end_k0 = aligned(rows_hi - R - tile);
-  if (mid_lo < hi && !inside(last) && inside(end_k0) && end_k0 <= last && end_k0 + tile >= hi) {
-    mid_hi = last > mid_lo ? last : mid_lo;
-    add(mid_hi, hi, end_k0);
-  }
-  if (mid_lo < mid_hi) add(mid_lo, mid_hi, first + (mid_lo - first) / tile * tile);  // the aligned tile at mid_lo
-  return out;
-}
-
-/// A view with its k extent widened to the row pitch (tile_columns): the rows' padding is allocated.
-physics::View3<const float> with_row_padding(physics::View3<const float> v) {
-  v.box.n.k = static_cast<int>(v.sy);
-  return v;
-}
-
-/// Whether the launches split the tiles' columns (tile_columns): MINIMOD_TILE_COLUMNS=0 keeps one
-/// launch over the region with the maps over the halo's extent (an experiment's switch).
-bool split_columns() {
-  static const bool split = [] {
-    const char* v = std::getenv("MINIMOD_TILE_COLUMNS");
-    return v == nullptr || std::string(v) != "0";
-  }();
-  return split;
-}
-
 template <int TX, int TY>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
   constexpr auto kernel = &swic_tti_tensor<TX, TY>;
   constexpr int bytes = tensor_smem_bytes<TX, TY>();
   ensure_smem_limit<kernel>(bytes);
-  const bool split = split_columns();
   const SplitMaps<CUtensorMap> maps =
-      split_maps<TX, TY>(g, [split](const physics::View3<const float>& v, int bx, int by, int bz) {
-        return tensor_map(split ? with_row_padding(v) : v, bx, by, bz);
+      split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by, int bz) {
+        return tensor_map(v, bx, by, bz);
       });
-  TileColumns columns;
-  if (split) {
-    columns = tile_columns(region, g.p.box, static_cast<int>(g.p.sy), TX);
-  } else {
-    columns.column[0] = {region, tile_row_shift(region, g.p.box)};
-    columns.count = 1;
-  }
-  for (int n = 0; n < columns.count; ++n) {
-    const TileColumn& c = columns.column[n];
-    const dim3 grid(ceil_div(c.region.n.k + c.shift, TX), ceil_div(c.region.n.j, TY), ceil_div(c.region.n.i, chunk));
-    kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, c.region, c.shift, chunk);
-  }
+  const int shift = tile_row_shift(region, g.p.box);
+  const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
+  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
 }
 
 template <int TX, int TY>
 void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
-  const SplitMaps<HostTensorMap> maps =
-      split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by, int bz) {
-        return HostTensorMap::of(with_row_padding(v), bx, by, bz);
-      });
-  const TileColumns columns = tile_columns(region, g.p.box, static_cast<int>(g.p.sy), TX);
-  for (int n = 0; n < columns.count; ++n) {
-    const TileColumn& c = columns.column[n];
-    const int grid[3] = {static_cast<int>(ceil_div(c.region.n.k + c.shift, TX)),
-                         static_cast<int>(ceil_div(c.region.n.j, TY)),
-                         static_cast<int>(ceil_div(c.region.n.i, chunk))};
-    emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
-      swic_split_tensor_block<TX, TY, SplitSums>(blk, g, maps, c.region, c.shift, chunk, TtiCpmlArgs{}, -1, raw);
-    });
-  }
+  const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(
+      g, [](const physics::View3<const float>& v, int bx, int by, int bz) { return HostTensorMap::of(v, bx, by, bz); });
+  const int shift = tile_row_shift(region, g.p.box);
+  const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
+                       static_cast<int>(ceil_div(region.n.j, TY)),
+                       static_cast<int>(ceil_div(region.n.i, chunk))};
+  emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
+    swic_split_tensor_block<TX, TY, SplitSums>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{}, -1, raw);
+  });
 }
 
 // The CPML launch's tile: 128 threads (its queue needs ~2x swic_split_tma's registers), 4 rows

@@ -173,12 +173,12 @@ void restore(HostTti& s, const Arrays& a) {
   for (size_t f = 0; f < outs.size(); ++f) std::copy(a[f].begin(), a[f].end(), outs[f]->data());
 }
 
-/// One emulated update against the CPU reference on a grid of n points (check).
-class SwicSplitEmulationOn : public ::testing::Test {
+class SwicSplitEmulation : public ::testing::Test {
  protected:
-  explicit SwicSplitEmulationOn(Index3 n) : n_(n), s_(n, 29u) {}
-  const Index3 n_;
-  HostTti s_;
+  // Prime sides that divide no tile; the tiles (16..64 along k, 4 or 8 along j) overhang the
+  // grid and its halo.
+  const Index3 n_{21, 19, 23};
+  HostTti s_{n_, 29u};
   Arrays initial_, reference_;
 
   void SetUp() override {
@@ -238,35 +238,8 @@ class SwicSplitEmulationOn : public ::testing::Test {
   }
 };
 
-// Prime sides that divide no tile; the tiles (16..64 along k, 4 or 8 along j) overhang the grid
-// and its halo.
-class SwicSplitEmulation : public SwicSplitEmulationOn {
- protected:
-  SwicSplitEmulation() : SwicSplitEmulationOn({21, 19, 23}) {}
-};
-
 // Both families of swic_split.cu: register staging and tensor copies (swic_split_tma).
 const char* const kFamilies[] = {"swic_split", "swic_split_tma"};
-
-// swic_split_tma's columns of tiles (tile_columns in swic_split.cu): 84 along k (rows of 96 with
-// the halo and padding), so that the 32-wide tiles' first column starts at k = 0, the last one
-// ends within the rows (its aligned tile's boxes would reach past them) and the middle one keeps
-// the aligned tiles: three launches, which must together write every point of the region once.
-class SwicSplitTileColumns : public SwicSplitEmulationOn {
- protected:
-  SwicSplitTileColumns() : SwicSplitEmulationOn({9, 11, 84}) {}
-};
-
-TEST_F(SwicSplitTileColumns, EqualTheCpuReferenceAtEveryPoint) {
-  ASSERT_EQ(s_.layout.nz_alloc, 96);
-  const auto& family = kernels::cuda::find_family("swic_split_tma", kernels::cuda::PropagatorKind::acoustic_tti);
-  for (const auto& t : family.tti_tunables) {
-    kernels::cuda::Tile tile = t;
-    tile.z = 5;
-    check("swic_split_tma", tile, Box3{{0, 0, 0}, n_});
-    check("swic_split_tma", tile, Box3{{1, 2, 1}, {7, 8, 82}});  // a part, as the overlapped step launches
-  }
-}
 
 TEST_F(SwicSplitEmulation, EveryTileEqualsTheCpuReferenceAtEveryPoint) {
   for (const std::string name : kFamilies) {
