@@ -366,7 +366,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows tti_rows_at(const TtiStepArgs& g
 
 /// The end of pass 2 at layer point (i, j, k), compact index x, given its rows (tti_rows_at) and
 /// flux derivatives (tti_flux_derivatives): the stretched operators, zeta and the update.
-/// Branch-free, so the CPU reference evaluates a row of them as one vector loop.
+/// Branch-free, so the CPU reference evaluates a row of them as one vector loop. kDampedOnly (the
+/// GPU's point kernels): zeta of an axis is read and written only where the axis is damped (b
+/// not zero); elsewhere it is zero and stays so, so the result is the same bit for bit.
+template <bool kDampedOnly = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_finish(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k,
                                                    std::int64_t x, const physics::TtiRows& rows,
                                                    const float (&dv_perp)[3], const float (&dv_axis)[3]) {
@@ -374,12 +377,15 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_finish(const TtiStepArgs& g, const 
   float a[3], b[3], zeta_perp[3], zeta_axis[3];
   a[0] = c.a[0][i], a[1] = c.a[1][j], a[2] = c.a[2][k];
   b[0] = c.b[0][i], b[1] = c.b[1][j], b[2] = c.b[2][k];
+  bool damped[3];
   for (int e = 0; e < 3; ++e) {
-    zeta_perp[e] = c.at(kZetaPerp, e, x);
-    zeta_axis[e] = c.at(kZetaAxis, e, x);
+    damped[e] = !kDampedOnly || b[e] != 0.0f;
+    zeta_perp[e] = damped[e] ? c.at(kZetaPerp, e, x) : 0.0f;
+    zeta_axis[e] = damped[e] ? c.at(kZetaAxis, e, x) : 0.0f;
   }
   const TtiStretched op = tti_stretched_operators(rows, dv_perp, dv_axis, a, b, zeta_perp, zeta_axis);
   for (int e = 0; e < 3; ++e) {
+    if (!damped[e]) continue;
     c.at(kZetaPerp, e, x) = zeta_perp[e];
     c.at(kZetaAxis, e, x) = zeta_axis[e];
   }
@@ -396,7 +402,7 @@ MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const Tti
   tti_flux_derivatives<0>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
   tti_flux_derivatives<1>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
   tti_flux_derivatives<2>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
-  tti_cpml_finish(g, c, i, j, k, x, rows, dv_perp, dv_axis);
+  tti_cpml_finish<true>(g, c, i, j, k, x, rows, dv_perp, dv_axis);
 }
 
 /// A per-row pair of both tensors (physics::TtiRows, physics::TtiRowCentres: perp x, y, z, then
