@@ -107,8 +107,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_stretch_fluxes(const physics::TtiMediumP
 /// Both stretched operators of a layer point, div(C_perp grad s) and div(C_axis grad p), from its
 /// rows and the derivatives d_c V_c (dv_perp, dv_axis), with the profiles (a_c, b_c) there;
 /// updates zeta (zeta_perp, zeta_axis) in place, which stays 0 where b_c = 0 (a 0 times a, plus
-/// 0: no branch, so that the CPU evaluates a row of layer points as one vector loop; skipping the
-/// update there on the GPU made no difference, 14.09 against 14.00 GPts/s at 1000^3 on an H100).
+/// 0: no branch, so that the CPU evaluates a row of layer points as one vector loop). The GPU
+/// skips zeta's memory there (tti_cpml_finish<true>): once pass 2 read the rows rather than
+/// evaluating them, that and pass 1's psi read only where damped took the CPML from 15.55 to
+/// 16.19 GPts/s at 1000^3 on an H100 (bench/results/2026-11-27-session20-tti-cpml-bytes.md;
+/// with the rows evaluated in pass 2, skipping the update had made no difference).
 struct TtiStretched {
   float perp, axis;
 };
