@@ -769,6 +769,16 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
   return maps;
 }
 
+/// How far a launch's first tile starts below region.lo.k: to the 16-B boundary of the rows at or
+/// below it, since a box row must start on one (the boxes start R = 4 points before the tile). Not
+/// on 128-B boundaries (tile_row_shift) as the isotropic families' tiles start, which keeps the
+/// output rows in whole sectors: this kernel is bound by instruction issue, not by its bytes, and
+/// the fewer tiles win. Over the whole grid the first tile no longer starts in the halo (at 512^3
+/// 16 tiles along k instead of 17), over the CPML's inner box (from k = 27) no longer 31 points
+/// before it: H100, in one process, sponge 23.23 -> 24.33 GPts/s at 512^3 and 23.31 -> 23.47 at
+/// 1000^3, CPML 11.99 -> 12.20 and 16.17 -> 16.28 (bench/results/2026-11-27-session20-tti-cpml-bytes.md).
+int tile_shift(const physics::Box3& region, const physics::Box3& alloc) { return (region.lo.k - alloc.lo.k) % 4; }
+
 template <int TX, int TY>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
   constexpr auto kernel = &swic_tti_tensor<TX, TY>;
@@ -778,7 +788,7 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
       split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by, int bz) {
         return tensor_map(v, bx, by, bz);
       });
-  const int shift = tile_row_shift(region, g.p.box);
+  const int shift = tile_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
   kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
 }
@@ -787,7 +797,7 @@ template <int TX, int TY>
 void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
   const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(
       g, [](const physics::View3<const float>& v, int bx, int by, int bz) { return HostTensorMap::of(v, bx, by, bz); });
-  const int shift = tile_row_shift(region, g.p.box);
+  const int shift = tile_shift(region, g.p.box);
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
@@ -805,9 +815,8 @@ constexpr int kCpmlTileX = 32, kCpmlTileY = 4, kCpmlChunk = 64;
 /// the boxes' rows outside the allocation and starting the first tile at the region's start does
 /// not (a k face at k = 0: rows from k = -8, the halo starting at -4), the latter. The copy engine
 /// fills what lies outside with zeros, but slowly: the k = 0 face's launch took 1.11 ms with such
-/// boxes and 0.65 without, as long as the face at the far end (512^3, H100). The outputs go to
-/// the compact rows, so the tiles need not start on 128-B boundaries of the grid's rows
-/// (tile_row_shift), and a k face of the default 20-point layer takes one tile of 32 along k
+/// boxes and 0.65 without, as long as the face at the far end (512^3, H100). Ending the tiles at
+/// the region's end, a k face of a layer up to 28 points deep takes one tile of 32 along k
 /// instead of two.
 struct CpmlGrid {
   int shift;
