@@ -57,7 +57,9 @@ CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by, int bz = 1) {
 
 /// How far a launch's first tile starts below region.lo.k so that tiles start on 128-B boundaries
 /// of the rows (which start at the allocation's k, `alloc`, 128-B aligned): output rows then cover
-/// whole 32-B sectors (map_origin below, swic_split_tma's launches).
+/// whole 32-B sectors (map_origin below: the isotropic families). swic_split_tma's tiles start on
+/// 16-B boundaries instead (tile_shift in swic_split.cu): it is bound by instruction issue, and
+/// fewer tiles won there.
 inline int tile_row_shift(const physics::Box3& region, const physics::Box3& alloc) {
   return (region.lo.k - alloc.lo.k) % 32;
 }
