@@ -777,7 +777,12 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
 /// 16 tiles along k instead of 17), over the CPML's inner box (from k = 27) no longer 31 points
 /// before it: H100, in one process, sponge 23.23 -> 24.33 GPts/s at 512^3 and 23.31 -> 23.47 at
 /// 1000^3, CPML 11.99 -> 12.20 and 16.17 -> 16.28 (bench/results/2026-11-27-session20-tti-cpml-bytes.md).
-int tile_shift(const physics::Box3& region, const physics::Box3& alloc) { return (region.lo.k - alloc.lo.k) % 4; }
+/// How far k lies past the 16-B boundary of the rows at or below it (rows start at alloc.lo.k, 16-B
+/// aligned): what a box row starting at k must move down.
+int past_row_boundary(int k, const physics::Box3& alloc) { return ((k - alloc.lo.k) % 4 + 4) % 4; }
+int tile_shift(const physics::Box3& region, const physics::Box3& alloc) {
+  return past_row_boundary(region.lo.k - R, alloc);  // the boxes start R points before the tile
+}
 
 template <int TX, int TY>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
@@ -824,15 +829,13 @@ struct CpmlGrid {
 };
 CpmlGrid cpml_grid(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
   const physics::Box3& alloc = g.p.box;
-  const auto aligned = [&](int shift) {  // box rows start at k0 - R
-    return shift + ((region.lo.k - shift - R - alloc.lo.k) % 4 + 4) % 4;
-  };
+  const auto aligned = [&](int shift) { return shift + past_row_boundary(region.lo.k - shift - R, alloc); };
   const auto tiles = [&](int shift) { return static_cast<int>(ceil_div(region.n.k + shift, kCpmlTileX)); };
   const auto inside = [&](int shift) {
     const int k0 = region.lo.k - shift;
     return k0 - R >= alloc.lo.k && k0 + tiles(shift) * kCpmlTileX + R <= alloc.hi().k;
   };
-  const int at_end = aligned((kCpmlTileX - region.n.k % kCpmlTileX) % kCpmlTileX), at_start = aligned(0);
+  const int at_end = aligned((kCpmlTileX - region.n.k % kCpmlTileX) % kCpmlTileX), at_start = tile_shift(region, alloc);
   const int shift = !inside(at_end) && inside(at_start) ? at_start : at_end;
   return {shift, {tiles(shift), static_cast<int>(ceil_div(region.n.j, kCpmlTileY)), static_cast<int>(ceil_div(region.n.i, chunk))}};
 }
