@@ -36,6 +36,21 @@ namespace {
 
 constexpr int kArrays = 12;  // without the split form's centre weights (two more)
 
+/// One grid-sized array of the arena (non-owning): the step's fields and medium lie in one
+/// allocation, in an order that keeps the arrays swic_split_tma copies together equally spaced
+/// (tensor_map_group: p and q, p_next and q_next, aux_p and aux_q; nx, ny, nz, 1/a, kappa_perp,
+/// kappa_axis, b, (v dt)^2), so that one tensor copy lands a box of each.
+struct GridArray {
+  float* ptr = nullptr;
+  std::int64_t count = 0;
+  float* data() const { return ptr; }
+  std::int64_t bytes() const { return count * 4; }
+  void swap(GridArray& o) noexcept {
+    std::swap(ptr, o.ptr);
+    std::swap(count, o.count);
+  }
+};
+
 /// The split form's centre weights of every grid point from the medium arrays the kernels read
 /// (physics::tti_centre), so that they match the medium exactly, layer included. `kappa_perp`
 /// and `kappa_axis` are the views' origins (grid point (0, 0, 0)), like g's arrays: offsets from
@@ -172,14 +187,20 @@ class CudaAcousticTti final : public Propagator {
     const std::int64_t rows = cpml && centre_weights && family_rows ? 2 * kRowCentreArrays * cpml_.layer.count : 0;
     row_centre_count_ = need + rows * 4 + kDeviceMemoryMargin <= device_free_bytes() ? rows : 0;
     check_fits(need + row_centre_count_ * 4);
-    static const char* kNames[] = {"p", "p_prev", "q", "q_prev", "aux_p", "aux_q", "v2dt2", "b",
-                                   "nx", "ny", "nz", "1/a", "kappa_perp", "kappa_axis"};
-    DeviceBuffer<float>* arrays[] = {&p1_, &p0_, &q1_, &q0_, &aux_p_, &aux_q_, &v2dt2_, &b_,
-                                     &nx_, &ny_, &nz_, &inv_a_, &kappa_perp_, &kappa_axis_};
-    for (int f = 0; f < arrays_; ++f) {
-      *arrays[f] = DeviceBuffer<float>(n, kNames[f]);
-      // On stream_, which the uploads below use: a legacy-stream memset is unordered with them.
-      MM_CUDA_CHECK(cudaMemsetAsync(arrays[f]->data(), 0, static_cast<size_t>(arrays[f]->bytes()), stream_.get()));
+    // The arena (GridArray): p and q of both levels as pairs (they swap together), then aux_p,
+    // aux_q, then the medium (the centre weights between 1/a and b where allocated).
+    arena_ = DeviceBuffer<float>(arrays_ * n, "the acoustic_tti fields and medium");
+    // On stream_, which the uploads below use: a legacy-stream memset is unordered with them.
+    MM_CUDA_CHECK(cudaMemsetAsync(arena_.data(), 0, static_cast<size_t>(arena_.bytes()), stream_.get()));
+    {
+      GridArray* order[] = {&p1_, &q1_, &p0_, &q0_, &aux_p_, &aux_q_, &nx_, &ny_, &nz_, &inv_a_,
+                            &kappa_perp_, &kappa_axis_, &b_, &v2dt2_};
+      float* next = arena_.data();
+      for (GridArray* a : order) {
+        if (!centre_weights && (a == &kappa_perp_ || a == &kappa_axis_)) continue;
+        *a = GridArray{next, n};
+        next += n;
+      }
     }
     upload_dense(v2dt2_, p_.v2dt2.data());
     upload_dense(b_, p_.b.data());
@@ -187,7 +208,7 @@ class CudaAcousticTti final : public Propagator {
       std::vector<float> host(static_cast<size_t>(4 * n), 0.0f);
       float* m = host.data();
       fill_tti_medium(p_, layout_, m, m + n, m + 2 * n, m + 3 * n);
-      DeviceBuffer<float>* medium[] = {&nx_, &ny_, &nz_, &inv_a_};
+      GridArray* medium[] = {&nx_, &ny_, &nz_, &inv_a_};
       for (int c = 0; c < 4; ++c)
         MM_CUDA_CHECK(cudaMemcpyAsync(medium[c]->data(), m + c * n, static_cast<size_t>(n) * 4,
                                       cudaMemcpyHostToDevice, stream_.get()));
@@ -329,9 +350,10 @@ class CudaAcousticTti final : public Propagator {
   void reset_state() {
     snapshots_.drain();
     MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
-    for (auto* b : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_, &cpml_fields_})
-      if (b->data() != nullptr)
-        MM_CUDA_CHECK(cudaMemsetAsync(b->data(), 0, static_cast<size_t>(b->bytes()), stream_.get()));
+    for (const auto* b : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_})
+      MM_CUDA_CHECK(cudaMemsetAsync(b->data(), 0, static_cast<size_t>(b->bytes()), stream_.get()));
+    if (cpml_fields_.data() != nullptr)
+      MM_CUDA_CHECK(cudaMemsetAsync(cpml_fields_.data(), 0, static_cast<size_t>(cpml_fields_.bytes()), stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     receivers_.clear();
   }
@@ -397,7 +419,7 @@ class CudaAcousticTti final : public Propagator {
   void set_halo_transport(HaloTransport* transport) override { transport_ = transport; }
 
  private:
-  View3<float> view(const DeviceBuffer<float>& b) const { return layout_.view(b.data()); }
+  View3<float> view(const GridArray& b) const { return layout_.view(b.data()); }
 
   /// What a step's kernels read: p, q of level n, p_next, q_next holding level n - 1.
   TtiStepArgs step_args() const {
@@ -427,7 +449,7 @@ class CudaAcousticTti final : public Propagator {
     g.inner = inner_;
     return g;
   }
-  const DeviceBuffer<float>& field(const std::string& name) const {
+  const GridArray& field(const std::string& name) const {
     if (name == "p" || name == "u") return p1_;
     if (name == "p_prev" || name == "u_prev") return p0_;
     if (name == "q") return q1_;
@@ -446,7 +468,7 @@ class CudaAcousticTti final : public Propagator {
                         " free: use a smaller grid or more ranks (mpirun -np N)");
   }
 
-  void upload_dense(DeviceBuffer<float>& dst, const float* src) {
+  void upload_dense(GridArray& dst, const float* src) {
     cuda::upload_dense(view(dst), p_.grid.shape, src, stream_.get());
   }
 
@@ -574,8 +596,9 @@ class CudaAcousticTti final : public Propagator {
   Event snapshot_ready_;  // the steps a snapshot copies from are done
   SnapshotCopies snapshots_;  // asynchronous snapshots on a copy stream of their own
   StepSplitEvents split_events_;  // the timing split of exchanging steps
-  DeviceBuffer<float> p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, kappa_perp_, kappa_axis_,
-      eta_[3];
+  DeviceBuffer<float> arena_;  // the arrays below, one after another (GridArray)
+  GridArray p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_, nx_, ny_, nz_, inv_a_, kappa_perp_, kappa_axis_;
+  DeviceBuffer<float> eta_[3];
   DeviceBuffer<unsigned> scratch_;
   Box3 inner_;
   TtiCpmlArgs cpml_{};  // TtiLayer::cpml: the layer's points, fields and profiles (kernels/tti_cpml.hpp)

@@ -25,12 +25,17 @@
 
 namespace minimod::kernels::cuda {
 
-/// The host counterpart of a CUtensorMap: fp32, three dimensions (k fastest), a box (bx, by, 1).
+/// The host counterpart of a CUtensorMap: fp32, three dimensions (k fastest), a box (bx, by, 1);
+/// or a group of arrays of one layout (tensor_map_group's host counterpart: on the GPU a 4D map
+/// over equally spaced arrays), each from its own corner.
 struct HostTensorMap {
+  static constexpr int kMaxArrays = 8;
   const float* corner = nullptr;  // element (0, 0, 0) of the tensor
   std::int64_t dim[3] = {};       // extents, k fastest
   std::int64_t stride[2] = {};    // elements between j rows and between i planes
   int box[3] = {1, 1, 1};
+  int arrays = 1;                            // a group's arrays (copy_group)
+  const float* group[kMaxArrays] = {};       // their corners (group[0] == corner)
 
   /// Over a view's whole allocation, as semi_tma's tensor_map builds the device one.
   template <class T>
@@ -45,9 +50,25 @@ struct HostTensorMap {
     m.box[0] = bx;
     m.box[1] = by;
     m.box[2] = bz;
+    m.group[0] = m.corner;
     return m;
   }
-  int bytes() const { return box[0] * box[1] * box[2] * 4; }
+  /// Over `count` views of one layout (the first's), as tensor_map_group builds the device one,
+  /// without its check that they are equally spaced.
+  template <class T>
+  static HostTensorMap group_of(const physics::View3<T>* views, int count, int bx, int by, int bz = 1) {
+    if (count < 1 || count > kMaxArrays) throw std::logic_error("host tensor map: 1 to 8 arrays in a group");
+    HostTensorMap m = of(views[0], bx, by, bz);
+    m.arrays = count;
+    for (int a = 0; a < count; ++a) {
+      const physics::View3<T>& v = views[a];
+      if (v.sx != views[0].sx || v.sy != views[0].sy || !(v.box == views[0].box))
+        throw std::logic_error("host tensor map: a group's arrays must share one layout");
+      m.group[a] = v.ptr(v.box.lo.i, v.box.lo.j, v.box.lo.k);
+    }
+    return m;
+  }
+  int bytes() const { return box[0] * box[1] * box[2] * 4; }  // one array's box
 };
 
 /// State shared by the threads of one emulated block.
@@ -170,18 +191,29 @@ struct HostBlock {
   /// instruction" at the copy, a layer kernel tried on 2026-11-24,
   /// bench/results/2026-11-24-h100-session10.md §1).
   void copy_3d(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar) const {
+    copy_box(static_cast<float*>(dst), m, m.corner, c0, c1, c2);
+    state->landed(bar, m.bytes());
+  }
+  /// Each array's box of a group map, one after another in dst (DeviceBlock::copy_group).
+  void copy_group(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar) const {
+    for (int a = 0; a < m.arrays; ++a)
+      copy_box(static_cast<float*>(dst) + static_cast<std::int64_t>(a) * (m.bytes() / 4), m, m.group[a], c0, c1, c2);
+    state->landed(bar, m.arrays * m.bytes());
+  }
+  void wait(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }
+
+ private:
+  /// The box at (c0, c1, c2) of the tensor of map m whose corner is `corner`, into out.
+  static void copy_box(float* out, const HostTensorMap& m, const float* corner, int c0, int c1, int c2) {
     if (c0 % 4 != 0) throw std::logic_error("tensor copy: box rows start off a 16-B boundary (k " + std::to_string(c0) + ")");
-    float* out = static_cast<float*>(dst);
     for (int z = 0; z < m.box[2]; ++z)
       for (int y = 0; y < m.box[1]; ++y)
         for (int x = 0; x < m.box[0]; ++x) {
           const std::int64_t a = c0 + x, b = c1 + y, c = c2 + z;
           const bool inside = a >= 0 && a < m.dim[0] && b >= 0 && b < m.dim[1] && c >= 0 && c < m.dim[2];
-          *out++ = inside ? m.corner[c * m.stride[1] + b * m.stride[0] + a] : 0.0f;  // zero fill outside
+          *out++ = inside ? corner[c * m.stride[1] + b * m.stride[0] + a] : 0.0f;  // zero fill outside
         }
-    state->landed(bar, m.bytes());
   }
-  void wait(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }
 };
 
 /// Runs body(blk, shared) for every thread of every block of `grid`, blocks of (bx, by) threads,

@@ -455,13 +455,20 @@ constexpr int kRowOwnArrays = 6;  // what the CPML launch's outputs read of them
 constexpr int kLayerOwnArrays = 2;     // aux_p, aux_q
 constexpr int kLayerAroundArrays = 2;  // p, q
 
-/// The tensor maps of one launch (Map: CUtensorMap, or HostTensorMap in the emulation).
+/// The tensor maps of one launch (Map: CUtensorMap, or HostTensorMap in the emulation), each over
+/// a group of arrays that lie equally spaced in one allocation (tensor_map_group; CudaAcousticTti
+/// keeps its arrays so), so that one copy lands a box of each: 5 copies a plane instead of 18
+/// (each costs the issuing warp ~13 instructions while the others wait at the plane's barrier).
+/// In slot order: halo_medium, halo_fields in the halo slot; own_fields, own_medium, own_next in
+/// the output slot (the CPML launch's own_medium: its first 4 arrays, and no own_next); the
+/// layer's aux and around after them.
+constexpr int kHaloMedium = 4;  // nx, ny, nz, inv_a
+constexpr int kOwnMedium = 8;   // nx, ny, nz, inv_a, kappa_perp, kappa_axis, b, v2dt2
 template <class Map>
 struct SplitMaps {
-  Map halo[kHaloArrays];
-  Map own[kOwnArrays];
-  Map layer_own[kLayerOwnArrays];
-  Map around[kLayerAroundArrays];
+  Map halo_medium, halo_fields;         // plane P over the tile and its halo
+  Map own_fields, own_medium, own_next;  // output o at the tile's points
+  Map layer_aux, around;                // the layer's: aux_p, aux_q at the tile's points; p, q around them
 };
 
 /// The slots' layout: the halo slot, then the output slot with the layer's boxes after it.
@@ -471,13 +478,12 @@ struct TensorSlots {
   static constexpr int kOwnBytes = TX * TY * 4;
   static_assert(kHaloBytes % 128 == 0 && kOwnBytes % 128 == 0, "boxes land on 128-B boundaries");
   static constexpr int kHaloSlot = kHaloArrays * kHaloBytes, kOwnSlot = kOwnArrays * kOwnBytes;
-  // The layer's boxes, after the output slot: (k, j, i) extents of an `around` box, its bytes and
-  // its place (128-B aligned).
+  // The layer's boxes, after the output slot: (k, j, i) extents of an `around` box and its bytes
+  // (a group copy lands p's and q's back to back).
   static constexpr int kAroundX = TX + 2 * R, kAroundY = TY + 2, kAroundZ = 3;
-  static constexpr int kAroundBytes = kAroundX * kAroundY * kAroundZ * 4;
-  static constexpr int kAroundPlace = (kAroundBytes + 127) / 128 * 128;
+  static constexpr int kAroundBytes = kAroundX * kAroundY * kAroundZ * 4;  // one array's; both land back to back
   static constexpr int kLayerBytes = kLayerOwnArrays * kOwnBytes + kLayerAroundArrays * kAroundBytes;  // landing
-  static constexpr int kLayerSlot = kLayerOwnArrays * kOwnBytes + kLayerAroundArrays * kAroundPlace;
+  static constexpr int kLayerSlot = (kLayerBytes + 127) / 128 * 128;
   static constexpr int kBytes = kHaloSlot + kOwnSlot + kLayerSlot;
 };
 
@@ -499,37 +505,21 @@ struct BoxOrigin {
   int k0, j0;
 };
 
-/// The boxes of `maps` (N arrays) at coordinates (k, j, i) into `slot`, `place` bytes apart,
-/// completing on `bar` (whose expected bytes the caller sets).
-#pragma nv_exec_check_disable
-template <int N, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void copy_boxes(const Block& blk, const Map (&maps)[N], int place, int k, int j, int i,
-                                               unsigned char* slot, std::uint64_t* bar, int count = N) {
-  for (int a = 0; a < count; ++a) blk.copy_3d(slot + a * place, maps[a], k, j, i, bar);
-}
-
-/// Issued by thread 0: the boxes of `maps` (N arrays, `box_bytes` each) at coordinates (k, j, i)
-/// into `slot`, one after another, completing on `bar`.
-#pragma nv_exec_check_disable
-template <int N, class Block, class Map>
-MM_HOST_DEVICE MM_FORCE_INLINE void issue_boxes(const Block& blk, const Map (&maps)[N], int box_bytes, int k, int j,
-                                                int i, unsigned char* slot, std::uint64_t* bar) {
-  blk.expect_bytes(bar, N * box_bytes);
-  copy_boxes(blk, maps, box_bytes, k, j, i, slot, bar);
-}
-
-/// Plane P's halo boxes (the tile and its halo) into the halo slot.
+/// Plane P's halo boxes (the tile and its halo) into the halo slot: the medium, then p and q.
 #pragma nv_exec_check_disable
 template <int TX, int TY, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps<Map>& maps, int P,
                                                const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  issue_boxes(blk, maps.halo, TensorSlots<TX, TY>::kHaloBytes, at.k0 - R - at.corner.k, at.j0 - R - at.corner.j,
-              P - at.corner.i, slot, bar);
+  constexpr int box = TensorSlots<TX, TY>::kHaloBytes;
+  const int k = at.k0 - R - at.corner.k, j = at.j0 - R - at.corner.j, i = P - at.corner.i;
+  blk.expect_bytes(bar, kHaloArrays * box);
+  blk.copy_group(slot, maps.halo_medium, k, j, i, bar);
+  blk.copy_group(slot + kHaloMedium * box, maps.halo_fields, k, j, i, bar);
 }
 
 /// Output o's boxes (the tile's own points) into the output slot, and the layer's after them when
 /// the tile meets the layer in plane o (`layer`); the CPML launch's (kRows) only the first
-/// kRowOwnArrays.
+/// kRowOwnArrays (p, q and the medium).
 #pragma nv_exec_check_disable
 template <int TX, int TY, bool kRows = false, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o, bool layer,
@@ -538,11 +528,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
   constexpr int own = kRows ? kRowOwnArrays : kOwnArrays;
   const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
   blk.expect_bytes(bar, own * L::kOwnBytes + (layer ? L::kLayerBytes : 0));
-  copy_boxes(blk, maps.own, L::kOwnBytes, k, j, i, slot, bar, own);
+  blk.copy_group(slot, maps.own_fields, k, j, i, bar);
+  blk.copy_group(slot + 2 * L::kOwnBytes, maps.own_medium, k, j, i, bar);
+  if constexpr (!kRows) blk.copy_group(slot + (2 + kOwnMedium) * L::kOwnBytes, maps.own_next, k, j, i, bar);
   if (!layer) return;
   unsigned char* const s = slot + L::kOwnSlot;
-  copy_boxes(blk, maps.layer_own, L::kOwnBytes, k, j, i, s, bar);
-  copy_boxes(blk, maps.around, L::kAroundPlace, k - R, j - 1, i - 1, s + kLayerOwnArrays * L::kOwnBytes, bar);
+  blk.copy_group(s, maps.layer_aux, k, j, i, bar);
+  blk.copy_group(s + kLayerOwnArrays * L::kOwnBytes, maps.around, k - R, j - 1, i - 1, bar);
 }
 
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh. With
@@ -659,7 +651,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
           const float* around = reinterpret_cast<const float*>(own_slot + L::kOwnSlot + kLayerOwnArrays * L::kOwnBytes) +
                                 (L::kAroundY + ty + 1) * L::kAroundX + tx + R;  // point (o, j, k) of box 0
           const auto box = [around](int a) {
-            const float* f = around + a * (L::kAroundPlace / 4);
+            const float* f = around + a * (L::kAroundBytes / 4);
             return [f](int di, int dj, int dk) { return f[(di * L::kAroundY + dj) * L::kAroundX + dk]; };
           };
           tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, box(0), box(1), r), pt.isotropic);
@@ -740,34 +732,38 @@ void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int 
   });
 }
 
-/// swic_split_tma's maps over the step's arrays, built by make(view, box x, box y). All arrays
-/// must share p's layout: the kernel addresses every box from p's halo corner.
-template <int TX, int TY, class Make>
+/// swic_split_tma's maps over the step's arrays, built by make(views, count, box x, box y, box
+/// z) (tensor_map_group or HostTensorMap::group_of). kRows: the CPML launch's (the medium's first
+/// kHaloMedium arrays at the tile's points).
+template <int TX, int TY, bool kRows = false, class Make>
 auto split_maps(const TtiStepArgs& g, const Make& make) {
-  using Map = decltype(make(g.p, 1, 1, 1));
+  using V = physics::View3<const float>;
+  using Map = decltype(make(static_cast<const V*>(nullptr), 1, 1, 1, 1));
   using L = TensorSlots<TX, TY>;
-  const physics::View3<const float> halo[kHaloArrays] = {g.nx, g.ny, g.nz, g.inv_a, g.p, g.q};
-  const physics::View3<const float> own[kOwnArrays] = {g.p,          g.q,          g.nx, g.ny,     g.nz,     g.inv_a,
-                                                       g.kappa_perp, g.kappa_axis, g.b,  g.v2dt2, g.p_next, g.q_next};
-  const physics::View3<const float> layer_own[kLayerOwnArrays] = {g.aux_p, g.aux_q};
-  SplitMaps<Map> maps;
-  const auto same_layout = [&g](const physics::View3<const float>& v) {
-    if (v.sx != g.p.sx || v.sy != g.p.sy || !(v.box == g.p.box))
+  const V medium[kOwnMedium] = {g.nx, g.ny, g.nz, g.inv_a, g.kappa_perp, g.kappa_axis, g.b, g.v2dt2};
+  const V fields[2] = {g.p, g.q}, next[2] = {g.p_next, g.q_next}, aux[2] = {g.aux_p, g.aux_q};
+  for (const V* v : {&medium[0], &medium[1], &medium[2], &medium[3], &medium[4], &medium[5], &medium[6], &medium[7],
+                     &fields[1], &next[0], &next[1], &aux[0], &aux[1]})
+    if (v->sx != g.p.sx || v->sy != g.p.sy || !(v->box == g.p.box))
       throw Error("swic_split_tma: the step's arrays must share one layout");
-  };
-  for (int a = 0; a < kOwnArrays; ++a) {
-    same_layout(own[a]);
-    maps.own[a] = make(own[a], TX, TY, 1);
-  }
-  for (int a = 0; a < kLayerOwnArrays; ++a) {
-    same_layout(layer_own[a]);
-    maps.layer_own[a] = make(layer_own[a], TX, TY, 1);
-  }
-  for (int a = 0; a < kHaloArrays; ++a) maps.halo[a] = make(halo[a], TX + 2 * R, TY + 2 * R, 1);
-  maps.around[0] = make(g.p, L::kAroundX, L::kAroundY, L::kAroundZ);
-  maps.around[1] = make(g.q, L::kAroundX, L::kAroundY, L::kAroundZ);
+  constexpr int SX = TtiTile<TX, TY>::SX, SY = TtiTile<TX, TY>::SY;
+  SplitMaps<Map> maps;
+  maps.halo_medium = make(medium, kHaloMedium, SX, SY, 1);
+  maps.halo_fields = make(fields, 2, SX, SY, 1);
+  maps.own_fields = make(fields, 2, TX, TY, 1);
+  maps.own_medium = make(medium, kRows ? kHaloMedium : kOwnMedium, TX, TY, 1);
+  maps.own_next = make(next, 2, TX, TY, 1);
+  maps.layer_aux = make(aux, 2, TX, TY, 1);
+  maps.around = make(fields, 2, L::kAroundX, L::kAroundY, L::kAroundZ);
   return maps;
 }
+/// The maps' makers: on the GPU and in the host emulation.
+const auto kDeviceMaps = [](const physics::View3<const float>* v, int count, int bx, int by, int bz) {
+  return tensor_map_group(v, count, bx, by, bz);
+};
+const auto kHostMaps = [](const physics::View3<const float>* v, int count, int bx, int by, int bz) {
+  return HostTensorMap::group_of(v, count, bx, by, bz);
+};
 
 /// How far a launch's first tile starts below region.lo.k: to the 16-B boundary of the rows at or
 /// below it, since a box row must start on one (the boxes start R = 4 points before the tile). Not
@@ -789,10 +785,7 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
   constexpr auto kernel = &swic_tti_tensor<TX, TY>;
   constexpr int bytes = tensor_smem_bytes<TX, TY>();
   ensure_smem_limit<kernel>(bytes);
-  const SplitMaps<CUtensorMap> maps =
-      split_maps<TX, TY>(g, [](const physics::View3<const float>& v, int bx, int by, int bz) {
-        return tensor_map(v, bx, by, bz);
-      });
+  const SplitMaps<CUtensorMap> maps = split_maps<TX, TY>(g, kDeviceMaps);
   const int shift = tile_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
   kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
@@ -800,8 +793,7 @@ void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, in
 
 template <int TX, int TY>
 void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
-  const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(
-      g, [](const physics::View3<const float>& v, int bx, int by, int bz) { return HostTensorMap::of(v, bx, by, bz); });
+  const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(g, kHostMaps);
   const int shift = tile_shift(region, g.p.box);
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
@@ -857,8 +849,7 @@ void launch_tti_cpml_layer(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab,
   constexpr auto kernel = &swic_tti_tensor_cpml<kCpmlTileX, kCpmlTileY>;
   constexpr int bytes = tensor_smem_bytes<kCpmlTileX, kCpmlTileY>();
   ensure_smem_limit<kernel>(bytes);
-  const auto maps = split_maps<kCpmlTileX, kCpmlTileY>(
-      g, [](const physics::View3<const float>& v, int bx, int by, int bz) { return tensor_map(v, bx, by, bz); });
+  const auto maps = split_maps<kCpmlTileX, kCpmlTileY, true>(g, kDeviceMaps);
   const CpmlGrid q = cpml_grid(g, region, kCpmlChunk);
   kernel<<<dim3(q.blocks[0], q.blocks[1], q.blocks[2]), dim3(kCpmlTileX, kCpmlTileY, 1), bytes, s>>>(
       g, c, slab, maps, region, q.shift, kCpmlChunk);
@@ -949,8 +940,7 @@ void emulate_swic_split_cpml(const TtiStepArgs& g, const TtiCpmlArgs& c, int sla
                              int chunk) {
   check_cpml_launch(g, c, slab, region);
   if (region.empty()) return;
-  const SplitMaps<HostTensorMap> maps = split_maps<kCpmlTileX, kCpmlTileY>(
-      g, [](const physics::View3<const float>& v, int bx, int by, int bz) { return HostTensorMap::of(v, bx, by, bz); });
+  const SplitMaps<HostTensorMap> maps = split_maps<kCpmlTileX, kCpmlTileY, true>(g, kHostMaps);
   const CpmlGrid q = cpml_grid(g, region, chunk);
   emulate_grid(q.blocks, kCpmlTileX, kCpmlTileY, tensor_smem_bytes<kCpmlTileX, kCpmlTileY>(),
                [&](HostBlock& blk, unsigned char* raw) {

@@ -55,6 +55,39 @@ CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by, int bz = 1) {
   return map;
 }
 
+/// One map over `count` arrays of one layout that lie equally spaced in one allocation (a
+/// multiple of 16 B apart, in this order): a 4D tensor whose 4th coordinate is the array, a box
+/// of (bx, by, bz) points in all `count` of them, so that one copy (DeviceBlock::copy_group)
+/// lands the box of each array one after another. Throws when the arrays are not so placed.
+template <class T>
+CUtensorMap tensor_map_group(const physics::View3<T>* views, int count, int bx, int by, int bz = 1) {
+  const physics::View3<T>& v = views[0];
+  const physics::Index3 lo = v.box.lo;
+  const auto corner = [&](int a) { return reinterpret_cast<std::intptr_t>(views[a].ptr(lo.i, lo.j, lo.k)); };
+  const std::intptr_t apart = count > 1 ? corner(1) - corner(0) : 16;
+  bool placed = count >= 1 && count <= 8 && apart > 0 && apart % 16 == 0 && corner(0) % 16 == 0 && (v.sy * 4) % 16 == 0;
+  for (int a = 1; a < count && placed; ++a)
+    placed = views[a].sx == v.sx && views[a].sy == v.sy && views[a].box == v.box && corner(a) - corner(0) == a * apart;
+  if (!placed)
+    throw Error("tensor copies: a group's arrays must share one layout and lie equally spaced in one allocation");
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(v.box.n.k), static_cast<cuuint64_t>(v.box.n.j),
+                              static_cast<cuuint64_t>(v.box.n.i), static_cast<cuuint64_t>(count)};
+  const cuuint64_t strides[3] = {static_cast<cuuint64_t>(v.sy) * 4, static_cast<cuuint64_t>(v.sx) * 4,
+                                 static_cast<cuuint64_t>(apart)};
+  const cuuint32_t box[4] = {static_cast<cuuint32_t>(bx), static_cast<cuuint32_t>(by), static_cast<cuuint32_t>(bz),
+                             static_cast<cuuint32_t>(count)};
+  const cuuint32_t unit[4] = {1, 1, 1, 1};
+  CUtensorMap map{};
+  const CUresult rc = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
+                                           reinterpret_cast<void*>(corner(0)), dims, strides, box, unit,
+                                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (rc != CUDA_SUCCESS)
+    throw Error("tensor copies: cuTensorMapEncodeTiled (group of " + std::to_string(count) + ") failed (" +
+                std::to_string(rc) + ")");
+  return map;
+}
+
 /// How far a launch's first tile starts below region.lo.k so that tiles start on 128-B boundaries
 /// of the rows (which start at the allocation's k, `alloc`, 128-B aligned): output rows then cover
 /// whole 32-B sectors (map_origin below: the isotropic families). swic_split_tma's tiles start on
