@@ -39,8 +39,6 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 #include "kernels/cuda/block_emulation.hpp"
@@ -698,7 +696,7 @@ __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY>)
 /// V around the point, zeta) inside this kernel, with 8 warps an SM to cover its waits, ran the
 /// CPML at 12.3 GPts/s at 1000^3 on an H200 against the plain layer kernel's 15.7.
 template <int TX, int TY>
-__global__ void __launch_bounds__(TX* TY, 256 / (TX * TY))
+__global__ void __launch_bounds__(TX* TY, 2)
     swic_tti_tensor_cpml(TtiStepArgs g, TtiCpmlArgs cpml, int slab, const __grid_constant__ SplitMaps<CUtensorMap> maps,
                          physics::Box3 region, int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
@@ -808,10 +806,6 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
 // The CPML launch's tile: 128 threads (its queue needs ~2x swic_split_tma's registers), 4 rows
 // along j (a j face of the default 20-point layer is 5 tiles deep, none partial).
 constexpr int kCpmlTileX = 32, kCpmlTileY = 4, kCpmlChunk = 64;
-inline int cpml_tile_y() {  // experiment (session 21): MINIMOD_CPML_TY=8
-  const char* e = std::getenv("MINIMOD_CPML_TY");
-  return e != nullptr && std::string(e) == "8" ? 8 : 4;
-}
 
 /// The grid of a CPML launch over `region` and its shift: the last tile ends at the region's end,
 /// or up to 3 points beyond it so that the boxes' rows start on 16-B boundaries; where that puts
@@ -825,7 +819,7 @@ struct CpmlGrid {
   int shift;
   int blocks[3];
 };
-CpmlGrid cpml_grid(const TtiStepArgs& g, const physics::Box3& region, int chunk, int tile_y = kCpmlTileY) {
+CpmlGrid cpml_grid(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
   const physics::Box3& alloc = g.p.box;
   const auto aligned = [&](int shift) { return shift + past_row_boundary(region.lo.k - shift - R, alloc); };
   const auto tiles = [&](int shift) { return static_cast<int>(ceil_div(region.n.k + shift, kCpmlTileX)); };
@@ -835,7 +829,7 @@ CpmlGrid cpml_grid(const TtiStepArgs& g, const physics::Box3& region, int chunk,
   };
   const int at_end = aligned((kCpmlTileX - region.n.k % kCpmlTileX) % kCpmlTileX), at_start = tile_shift(region, alloc);
   const int shift = !inside(at_end) && inside(at_start) ? at_start : at_end;
-  return {shift, {tiles(shift), static_cast<int>(ceil_div(region.n.j, tile_y)), static_cast<int>(ceil_div(region.n.i, chunk))}};
+  return {shift, {tiles(shift), static_cast<int>(ceil_div(region.n.j, kCpmlTileY)), static_cast<int>(ceil_div(region.n.i, chunk))}};
 }
 
 void check_cpml_launch(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region) {
@@ -852,20 +846,13 @@ void launch_tti_cpml_layer(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab,
   check_cpml_launch(g, c, slab, region);
   if (region.empty()) return;
   if (!has_tensor_copies()) throw Error("swic_split_tma: needs the tensor copy engine of sm_90 (Hopper) or newer");
-  const auto go = [&](auto ty) {
-    constexpr int TY = decltype(ty)::value;
-    constexpr auto kernel = &swic_tti_tensor_cpml<kCpmlTileX, TY>;
-    constexpr int bytes = tensor_smem_bytes<kCpmlTileX, TY>();
-    ensure_smem_limit<kernel>(bytes);
-    const auto maps = split_maps<kCpmlTileX, TY, true>(g, kDeviceMaps);
-    const CpmlGrid q = cpml_grid(g, region, kCpmlChunk, TY);
-    kernel<<<dim3(q.blocks[0], q.blocks[1], q.blocks[2]), dim3(kCpmlTileX, TY, 1), bytes, s>>>(
-        g, c, slab, maps, region, q.shift, kCpmlChunk);
-  };
-  if (cpml_tile_y() == 8)
-    go(std::integral_constant<int, 8>{});
-  else
-    go(std::integral_constant<int, 4>{});
+  constexpr auto kernel = &swic_tti_tensor_cpml<kCpmlTileX, kCpmlTileY>;
+  constexpr int bytes = tensor_smem_bytes<kCpmlTileX, kCpmlTileY>();
+  ensure_smem_limit<kernel>(bytes);
+  const auto maps = split_maps<kCpmlTileX, kCpmlTileY, true>(g, kDeviceMaps);
+  const CpmlGrid q = cpml_grid(g, region, kCpmlChunk);
+  kernel<<<dim3(q.blocks[0], q.blocks[1], q.blocks[2]), dim3(kCpmlTileX, kCpmlTileY, 1), bytes, s>>>(
+      g, c, slab, maps, region, q.shift, kCpmlChunk);
 }
 
 template <int TX, int TY>
