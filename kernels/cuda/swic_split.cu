@@ -619,6 +619,18 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     issue_halo<TX, TY>(blk, maps, c_first + 1, at, halo_slot, bar);
   }
   for (int c = c_first; c < c_end; ++c) {
+    // The CPML launch's output o = c - 4 reads its rows' centre weights from global memory: loaded
+    // here, so that they land while the plane's sums run (with 8 warps an SM, a wait at the
+    // output's completion is not hidden).
+    physics::TtiRowCentres kappa_rows{};
+    std::int64_t row_x = 0;  // the output's compact layer index
+    if constexpr (kRows) {
+      const int o = c - R;
+      if (o >= i_begin && o < i_end && writes) {
+        row_x = cpml.layer.start[slab] + cpml.layer.slab(slab).position(o, j, k);
+        kappa_rows = load_by_rows<physics::TtiRowCentres>(cpml.row_centres, cpml, row_x);
+      }
+    }
     add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
 
     // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
@@ -636,9 +648,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
       const RawPoint ro{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
       if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
-        const std::int64_t cx = cpml.layer.start[slab] + cpml.layer.slab(slab).position(o, j, k);
-        const auto kappa = load_by_rows<physics::TtiRowCentres>(cpml.row_centres, cpml, cx);
-        store_by_rows(cpml.rows, cpml, cx, output_rows(Q[0], ro, kappa));
+        store_by_rows(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows));
       } else {
         const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8));
         const std::int64_t off = g.p.offset(o, j, k);
