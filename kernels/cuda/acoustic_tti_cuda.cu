@@ -4,7 +4,8 @@
 // injection into p, free surfaces on p and q, receivers on p or q, all on the GPU. Memory: 12 arrays
 // per point (p, q at two levels, two auxiliary fields, (v dt)^2, b, the medium nx, ny, nz, 1 / a),
 // halo included: 1000^3 takes 49 GB; a family that reads the split form's centre weights
-// (swic_split) adds kappa_perp, kappa_axis (14 arrays, 57 GB).
+// (swic_split) adds kappa_perp, kappa_axis (14 arrays, 57 GB). All of them lie in one allocation
+// (GridArray), in the order swic_split_tma's grouped tensor copies need.
 // The CPML layer (TtiLayer::cpml): the family runs on the inner box, the layer's points take the
 // CPML's two passes (kernels/tti_cpml.hpp, one thread a point, launched per slab of the layer) with
 // its 18 fields over the layer's points only, and, distributed, psi and V over the layer points of

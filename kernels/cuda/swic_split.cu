@@ -438,7 +438,9 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
 // points each), the output slot the twelve arrays that output o's update reads at the tile's own
 // points (TX x TY each) and, in the planes where the tile meets the layer, what the damped update
 // reads besides (aux_p, aux_q, and p, q around the point): no thread waits on a global load
-// (+3.6% at 1000^3, bench/results/2026-11-24-h100-session12.md §3). Plane P is staged into the
+// (+3.6% at 1000^3, bench/results/2026-11-24-h100-session12.md §3). The arrays come by groups,
+// one copy each (SplitMaps): 5 copies a plane, not 18 (sponge +3.3%, CPML +2.0% at 1000^3,
+// bench/results/2026-11-27-session21-tti-grouped-copies.md §1). Plane P is staged into the
 // products at plane P - 1, and output o completes at plane o + 4; a slot is refilled after the
 // barrier that ends the plane which used it, so a copy has the next plane's sums to land. Rings
 // of two or three slots gave the same or less (bench/results/2026-11-24-h100-session6.md §2, §7).
@@ -464,6 +466,8 @@ constexpr int kLayerAroundArrays = 2;  // p, q
 /// layer's aux and around after them.
 constexpr int kHaloMedium = 4;  // nx, ny, nz, inv_a
 constexpr int kOwnMedium = 8;   // nx, ny, nz, inv_a, kappa_perp, kappa_axis, b, v2dt2
+static_assert(kHaloArrays == kHaloMedium + 2 && kOwnArrays == 2 + kOwnMedium + 2 && kRowOwnArrays == 2 + kHaloMedium,
+              "the slots' arrays are the groups' (issue_halo, issue_output)");
 template <class Map>
 struct SplitMaps {
   Map halo_medium, halo_fields;         // plane P over the tile and its halo
