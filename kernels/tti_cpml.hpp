@@ -411,21 +411,19 @@ MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const Tti
 /// A per-row pair of both tensors (physics::TtiRows, physics::TtiRowCentres: perp x, y, z, then
 /// axis x, y, z) at own layer point x of six arrays of layer.count floats from `base`
 /// (TtiCpmlArgs::rows, ::row_centres): stored, and loaded.
-/// kPerp, kAxis: only that tensor's three (a launch that gives half of them; the other half
-/// loads as zero).
-template <class Rows, bool kPerp = true, bool kAxis = true>
+template <class Rows>
 MM_HOST_DEVICE MM_FORCE_INLINE void store_by_rows(float* base, const TtiCpmlArgs& c, std::int64_t x, const Rows& r) {
   for (int a = 0; a < 3; ++a) {
-    if (kPerp) base[a * c.layer.count + x] = r.perp[a];
-    if (kAxis) base[(3 + a) * c.layer.count + x] = r.axis[a];
+    base[a * c.layer.count + x] = r.perp[a];
+    base[(3 + a) * c.layer.count + x] = r.axis[a];
   }
 }
-template <class Rows, bool kPerp = true, bool kAxis = true>
+template <class Rows>
 MM_HOST_DEVICE MM_FORCE_INLINE Rows load_by_rows(const float* base, const TtiCpmlArgs& c, std::int64_t x) {
-  Rows r{};
+  Rows r;
   for (int a = 0; a < 3; ++a) {
-    if (kPerp) r.perp[a] = load(base + a * c.layer.count + x);
-    if (kAxis) r.axis[a] = load(base + (3 + a) * c.layer.count + x);
+    r.perp[a] = load(base + a * c.layer.count + x);
+    r.axis[a] = load(base + (3 + a) * c.layer.count + x);
   }
   return r;
 }

@@ -39,8 +39,6 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 #include "kernels/cuda/block_emulation.hpp"
@@ -543,15 +541,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
   blk.copy_group(s + kLayerOwnArrays * L::kOwnBytes, maps.around, k - R, j - 1, i - 1, bar);
 }
 
-/// Which of an output's rows (physics::TtiRows) a CPML launch gives: one tensor's, or both.
-enum RowHalf { kPerpRows, kAxisRows, kBothRows };
-
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh. With
 /// Sums = RowSums (the CPML launch) `region` lies in slab `slab` of the CPML layer `cpml`: each
-/// output's rows (those of `kHalf`) go to TtiCpmlArgs::rows, for the CPML's pass 2, instead of an
-/// update of its own.
+/// output's rows go to TtiCpmlArgs::rows, for the CPML's pass 2, instead of an update of its own.
 #pragma nv_exec_check_disable
-template <int TX, int TY, class Sums, int kHalf = kBothRows, class Block, class Map>
+template <int TX, int TY, class Sums, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
                                                             int shift, int chunk, const TtiCpmlArgs& cpml, int slab,
@@ -638,8 +632,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       const int o = c - R;
       if (o >= i_begin && o < i_end && writes) {
         row_x = cpml.layer.start[slab] + cpml.layer.slab(slab).position(o, j, k);
-        kappa_rows = load_by_rows<physics::TtiRowCentres, kHalf != kAxisRows, kHalf != kPerpRows>(cpml.row_centres,
-                                                                                                   cpml, row_x);
+        kappa_rows = load_by_rows<physics::TtiRowCentres>(cpml.row_centres, cpml, row_x);
       }
     }
     add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
@@ -659,8 +652,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
       const RawPoint ro{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
       if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
-        store_by_rows<physics::TtiRows, kHalf != kAxisRows, kHalf != kPerpRows>(cpml.rows, cpml, row_x,
-                                                                                 output_rows(Q[0], ro, kappa_rows));
+        store_by_rows(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows));
       } else {
         const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8));
         const std::int64_t off = g.p.offset(o, j, k);
@@ -717,13 +709,13 @@ __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY>)
 /// per SM (up to 255 registers). Its outputs only store their rows: pass 2 itself (global loads of
 /// V around the point, zeta) inside this kernel, with 8 warps an SM to cover its waits, ran the
 /// CPML at 12.3 GPts/s at 1000^3 on an H200 against the plain layer kernel's 15.7.
-template <int TX, int TY, int kHalf>
-__global__ void __launch_bounds__(TX* TY, kHalf == kBothRows ? 2 : 3)
+template <int TX, int TY>
+__global__ void __launch_bounds__(TX* TY, 2)
     swic_tti_tensor_cpml(TtiStepArgs g, TtiCpmlArgs cpml, int slab, const __grid_constant__ SplitMaps<CUtensorMap> maps,
                          physics::Box3 region, int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, RowSums, kHalf>(DeviceBlock(), g, maps, region, shift, chunk, cpml, slab,
-                                                  swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY, RowSums>(DeviceBlock(), g, maps, region, shift, chunk, cpml, slab,
+                                           swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -868,23 +860,13 @@ void launch_tti_cpml_layer(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab,
   check_cpml_launch(g, c, slab, region);
   if (region.empty()) return;
   if (!has_tensor_copies()) throw Error("swic_split_tma: needs the tensor copy engine of sm_90 (Hopper) or newer");
+  constexpr auto kernel = &swic_tti_tensor_cpml<kCpmlTileX, kCpmlTileY>;
   constexpr int bytes = tensor_smem_bytes<kCpmlTileX, kCpmlTileY>();
+  ensure_smem_limit<kernel>(bytes);
   const auto maps = split_maps<kCpmlTileX, kCpmlTileY, true>(g, kDeviceMaps);
   const CpmlGrid q = cpml_grid(g, region, kCpmlChunk);
-  const auto go = [&](auto half) {
-    constexpr auto kernel = &swic_tti_tensor_cpml<kCpmlTileX, kCpmlTileY, decltype(half)::value>;
-    ensure_smem_limit<kernel>(bytes);
-    kernel<<<dim3(q.blocks[0], q.blocks[1], q.blocks[2]), dim3(kCpmlTileX, kCpmlTileY, 1), bytes, s>>>(
-        g, c, slab, maps, region, q.shift, kCpmlChunk);
-  };
-  const char* e = std::getenv("MINIMOD_CPML_HALVES");  // experiment (session 21)
-  if (e != nullptr && std::string(e) == "0") {
-    go(std::integral_constant<int, kBothRows>{});
-  } else {
-    go(std::integral_constant<int, kPerpRows>{});
-    MM_CUDA_CHECK_LAUNCH("swic_split_tma (CPML layer, perp rows)");
-    go(std::integral_constant<int, kAxisRows>{});
-  }
+  kernel<<<dim3(q.blocks[0], q.blocks[1], q.blocks[2]), dim3(kCpmlTileX, kCpmlTileY, 1), bytes, s>>>(
+      g, c, slab, maps, region, q.shift, kCpmlChunk);
 }
 
 template <int TX, int TY>
@@ -974,15 +956,11 @@ void emulate_swic_split_cpml(const TtiStepArgs& g, const TtiCpmlArgs& c, int sla
   if (region.empty()) return;
   const SplitMaps<HostTensorMap> maps = split_maps<kCpmlTileX, kCpmlTileY, true>(g, kHostMaps);
   const CpmlGrid q = cpml_grid(g, region, chunk);
-  const auto go = [&](auto half) {
-    emulate_grid(q.blocks, kCpmlTileX, kCpmlTileY, tensor_smem_bytes<kCpmlTileX, kCpmlTileY>(),
-                 [&](HostBlock& blk, unsigned char* raw) {
-                   swic_split_tensor_block<kCpmlTileX, kCpmlTileY, RowSums, decltype(half)::value>(
-                       blk, g, maps, region, q.shift, chunk, c, slab, raw);
-                 });
-  };
-  go(std::integral_constant<int, kPerpRows>{});
-  go(std::integral_constant<int, kAxisRows>{});
+  emulate_grid(q.blocks, kCpmlTileX, kCpmlTileY, tensor_smem_bytes<kCpmlTileX, kCpmlTileY>(),
+               [&](HostBlock& blk, unsigned char* raw) {
+                 swic_split_tensor_block<kCpmlTileX, kCpmlTileY, RowSums>(blk, g, maps, region, q.shift, chunk, c,
+                                                                          slab, raw);
+               });
 }
 
 }  // namespace minimod::kernels::cuda
