@@ -886,8 +886,7 @@ const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), t
 // One halo and one output slot: 32x8 (89 KB) fits two blocks per SM, 16x8 (52 KB) four, 32x4
 // (64 KB) three. Two halo slots, two output slots or both gave the same or less, and so did 64x4
 // (H100, 1000^3, bench/results/2026-11-24-h100-session6.md).
-const TtiVariant kTensorVariants[] = {tensor_variant<32, 8>(), tensor_variant<16, 8>(), tensor_variant<32, 4>(),
-                                      tensor_variant<32, 16>(), tensor_variant<64, 8>()};
+const TtiVariant kTensorVariants[] = {tensor_variant<32, 8>(), tensor_variant<16, 8>(), tensor_variant<32, 4>()};
 
 const char* const kRegisterName = "swic_split";
 const char* const kTensorName = "swic_split_tma";
