@@ -446,10 +446,13 @@ __global__ void __launch_bounds__(TX* TY, kTtiMinBlocks<TX, TY>)
 // of two or three slots gave the same or less (bench/results/2026-11-24-h100-session6.md §2, §7).
 // The products, the queue and the sums are swic_split's.
 
-/// The arrays of a halo slot (boxes of SX x SY points) and of an output slot (TX x TY).
-constexpr int kHaloArrays = 6;  // nx, ny, nz, inv_a, p, q
-constexpr int kOwnArrays = 12;  // p, q, nx, ny, nz, inv_a, kappa_perp, kappa_axis, b, v2dt2, p_next, q_next
-constexpr int kRowOwnArrays = 6;  // what the CPML launch's outputs read of them: p, q and the medium
+/// The arrays of a halo slot (boxes of SX x SY points) and of an output slot (TX x TY), by the
+/// groups they are copied in (SplitMaps).
+constexpr int kHaloMedium = 4;  // nx, ny, nz, inv_a
+constexpr int kOwnMedium = 8;   // nx, ny, nz, inv_a, kappa_perp, kappa_axis, b, v2dt2
+constexpr int kHaloArrays = kHaloMedium + 2;     // the medium, p, q
+constexpr int kOwnArrays = 2 + kOwnMedium + 2;   // p, q, the medium, p_next, q_next
+constexpr int kRowOwnArrays = 2 + kHaloMedium;  // what the CPML launch's outputs read of them: p, q, nx .. inv_a
 /// What the layer's damped update reads besides the output slot, copied after it into the same
 /// slot only for the output planes where the tile meets the layer: aux_p, aux_q at the tile's
 /// points, and p, q around them (planes o - 1 .. o + 1, the tile grown by 1 in j and by R in k,
@@ -464,10 +467,6 @@ constexpr int kLayerAroundArrays = 2;  // p, q
 /// In slot order: halo_medium, halo_fields in the halo slot; own_fields, own_medium, own_next in
 /// the output slot (the CPML launch's own_medium: its first 4 arrays, and no own_next); the
 /// layer's aux and around after them.
-constexpr int kHaloMedium = 4;  // nx, ny, nz, inv_a
-constexpr int kOwnMedium = 8;   // nx, ny, nz, inv_a, kappa_perp, kappa_axis, b, v2dt2
-static_assert(kHaloArrays == kHaloMedium + 2 && kOwnArrays == 2 + kOwnMedium + 2 && kRowOwnArrays == 2 + kHaloMedium,
-              "the slots' arrays are the groups' (issue_halo, issue_output)");
 template <class Map>
 struct SplitMaps {
   Map halo_medium, halo_fields;         // plane P over the tile and its halo
@@ -748,7 +747,7 @@ void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int 
 
 /// swic_split_tma's maps over the step's arrays, built by make(views, count, box x, box y, box
 /// z) (tensor_map_group or HostTensorMap::group_of). kRows: the CPML launch's (the medium's first
-/// kHaloMedium arrays at the tile's points).
+/// kHaloMedium arrays at the tile's points; no own_next and no layer maps, which it never copies).
 template <int TX, int TY, bool kRows = false, class Make>
 auto split_maps(const TtiStepArgs& g, const Make& make) {
   using V = physics::View3<const float>;
@@ -766,6 +765,7 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
   maps.halo_fields = make(fields, 2, SX, SY, 1);
   maps.own_fields = make(fields, 2, TX, TY, 1);
   maps.own_medium = make(medium, kRows ? kHaloMedium : kOwnMedium, TX, TY, 1);
+  if (kRows) return maps;
   maps.own_next = make(next, 2, TX, TY, 1);
   maps.layer_aux = make(aux, 2, TX, TY, 1);
   maps.around = make(fields, 2, L::kAroundX, L::kAroundY, L::kAroundZ);
