@@ -886,7 +886,8 @@ const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), t
 // One halo and one output slot: 32x8 (89 KB) fits two blocks per SM, 16x8 (52 KB) four, 32x4
 // (64 KB) three. Two halo slots, two output slots or both gave the same or less, and so did 64x4
 // (H100, 1000^3, bench/results/2026-11-24-h100-session6.md).
-const TtiVariant kTensorVariants[] = {tensor_variant<32, 8>(), tensor_variant<16, 8>(), tensor_variant<32, 4>()};
+const TtiVariant kTensorVariants[] = {tensor_variant<32, 8>(), tensor_variant<16, 8>(), tensor_variant<32, 4>(),
+                                      tensor_variant<32, 16>(), tensor_variant<64, 8>()};
 
 const char* const kRegisterName = "swic_split";
 const char* const kTensorName = "swic_split_tma";
@@ -932,7 +933,7 @@ KernelFamily family() {
   f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into shared memory; sm_90+"
                           : "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
   f.launch_tti = &launch_tti<kTensor>;
-  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 8, 64}, {16, 8, 64}, {32, 4, 64}, {32, 8, 128}}
+  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 8, 64}, {16, 8, 64}, {32, 4, 64}, {32, 8, 128}, {32, 16, 64}, {64, 8, 64}}
                            : std::vector<Tile>{{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
   f.tti_attributes = &tti_attributes<kTensor>;
   f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;
