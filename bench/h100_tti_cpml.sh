@@ -4,13 +4,13 @@
 # on the chosen kernel, and Nsight Compute's view of the layer's kernels at 512^3 (one step).
 # Run on the GPU machine from the repo root; logs go to $OUT when set.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h100_tti_cpml.sh
-# Environment: KERNEL (default swic_split_tma:32x8x64), SHAPES (default 512,1000), SKIP_TESTS=1,
+# Environment: KERNEL (default swic_split_tma:32x16x64), SHAPES (default 512,1000), SKIP_TESTS=1,
 # GPU_TESTS (a ctest -R regex for the gpu-labelled tests; default all),
 # SKIP_NCU=1, MPI=1 (configs/tti.yaml with the CPML on the GPU, one process and 2 ranks sharing
 # the GPU: the seismograms compared).
 set -uo pipefail
 out=${OUT:-/tmp}
-kernel=${KERNEL:-swic_split_tma:32x8x64}
+kernel=${KERNEL:-swic_split_tma:32x16x64}
 . bench/build_sm90.sh
 grep -A2 "cpml" "$out/build.log" | grep -E "Used|spill" | sort | uniq -c
 if [ "${SKIP_TESTS:-0}" != 1 ]; then

@@ -2,10 +2,10 @@
 # Snapshot cost on the GPU, TTI and isotropic: 512^3 (mode standard, a 27-point layer), 500 steps,
 # without snapshots and with a stride-2 snapshot every 50 steps (to /dev/shm, so the disk is not
 # what is timed), alternating, twice each. Prints the summary lines. Assumes build/ is built.
-#   TTI_KERNEL=swic_split_tma:32x8x64 ISO_KERNEL=temporal_tma:48x24x128 bash bench/h100_tti_snapshots.sh
+#   TTI_KERNEL=swic_split_tma:32x16x64 ISO_KERNEL=temporal_tma:48x24x128 bash bench/h100_tti_snapshots.sh
 set -uo pipefail
 tti=(--set propagator=acoustic_tti --set model.epsilon.constant=0.2 --set model.delta.constant=0.1
-     --set model.theta.constant=30 --set model.phi.constant=20 --set execution.kernel=${TTI_KERNEL:-swic_split_tma:32x8x64})
+     --set model.theta.constant=30 --set model.phi.constant=20 --set execution.kernel=${TTI_KERNEL:-swic_split_tma:32x16x64})
 iso=(--set execution.kernel=${ISO_KERNEL:-temporal_tma:48x24x128})
 run() {  # every, args...
   local every=$1; shift

@@ -7,7 +7,7 @@
 set -uo pipefail
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMP_NUM_THREADS=${OMP_NUM_THREADS:-16}
 n=${N:-700}
-kernel=${KERNEL:-swic_split_tma:32x8x64}
+kernel=${KERNEL:-swic_split_tma:32x16x64}
 common=(--config configs/minimod-benchmark.yaml --quiet --set propagator=acoustic_tti --set mode=standard
   --set boundary.pml.width=27 --set model.epsilon.constant=0.2 --set model.delta.constant=0.1
   --set model.theta.constant=30 --set model.phi.constant=20 --set "time.steps=${STEPS:-100}"

@@ -223,6 +223,13 @@ struct TtiCpmlArgs {
   /// The rows themselves (physics::TtiRows: perp x, y, z, then axis x, y, z), 6 arrays of
   /// layer.count floats, written by such a family before pass 2 reads them; null otherwise.
   float* rows = nullptr;
+  /// Whether that family's CPML launch also takes pass 1 at the points of slabs 2-5 (the j and k
+  /// faces: damped along y and z only, the axes of the planes it stages), which tti_cpml_psi then
+  /// skips. Only for a step whose pass 2 runs after every slab's CPML launch (not the overlapped
+  /// step, whose parts' pass 2 reads V of the other part), and only where x is not damped over
+  /// the inner i range.
+  bool psi_in_rows = false;
+  MM_HOST_DEVICE MM_FORCE_INLINE bool psi_by_rows(int slab) const { return psi_in_rows && slab >= 2; }
   /// Field f (TtiCpmlField), axis c, at compact index x.
   MM_HOST_DEVICE MM_FORCE_INLINE float& at(int f, int c, std::int64_t x) const {
     return fields[(f + c) * count + x];
@@ -259,28 +266,40 @@ struct TtiCpmlArgs {
   }
 };
 
-/// Pass 1's psi of axis E at the point at offset o (compact index x), where E is damped (a, b its
-/// profile there): psi_s and psi_p (their values on entry) from the current p and q, stored and
-/// returned.
+/// Pass 1's psi of axis E at compact index x, where E is damped (a, b its profile there): psi_s
+/// and psi_p (their values on entry) from the current p and q around the point (`field(di, dj,
+/// dk)`: s = p + q and p there, physics::TtiFieldPoint), stored and returned.
+template <int E, class Field>
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_psi_axis(const TtiCpmlArgs& c, std::int64_t x, float a, float b,
+                                                     const Field& field, float& psi_s, float& psi_p) {
+  psi_s = pml::cpml_psi_next<E>(psi_s, a, b, [&field](int di, int dj, int dk) { return field(di, dj, dk).s; }, c.d1);
+  psi_p = pml::cpml_psi_next<E>(psi_p, a, b, [&field](int di, int dj, int dk) { return field(di, dj, dk).p; }, c.d1);
+  c.at(kPsiS, E, x) = psi_s;
+  c.at(kPsiP, E, x) = psi_p;
+}
+/// The same at the point at offset o of the step's arrays.
 template <int E>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_psi_axis(const TtiStepArgs& g, const TtiCpmlArgs& c, std::int64_t o,
                                                      std::int64_t x, float a, float b, float& psi_s, float& psi_p) {
   const TtiGlobalPoint pt{g, o};
-  psi_s = pml::cpml_psi_next<E>(psi_s, a, b, [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).s; }, c.d1);
-  psi_p = pml::cpml_psi_next<E>(psi_p, a, b, [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk).p; }, c.d1);
-  c.at(kPsiS, E, x) = psi_s;
-  c.at(kPsiP, E, x) = psi_p;
+  tti_cpml_psi_axis<E>(c, x, a, b, [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); }, psi_s, psi_p);
 }
 
-/// Pass 1's end at the point at offset o (compact index x): V = C psi of both tensors, from psi.
-MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_fluxes(const TtiStepArgs& g, const TtiCpmlArgs& c, std::int64_t o,
-                                                   std::int64_t x, const float (&psi_s)[3], const float (&psi_p)[3]) {
+/// Pass 1's end at compact index x, whose medium is m: V = C psi of both tensors, from psi.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_fluxes(const TtiCpmlArgs& c, std::int64_t x,
+                                                   const physics::TtiMediumPoint& m, const float (&psi_s)[3],
+                                                   const float (&psi_p)[3]) {
   float v_perp[3], v_axis[3];
-  tti_stretch_fluxes(TtiGlobalPoint{g, o}.medium(0, 0, 0), psi_s, psi_p, v_perp, v_axis);
+  tti_stretch_fluxes(m, psi_s, psi_p, v_perp, v_axis);
   for (int e = 0; e < 3; ++e) {
     c.at(kVPerp, e, x) = v_perp[e];
     c.at(kVAxis, e, x) = v_axis[e];
   }
+}
+/// The same at the point at offset o of the step's arrays.
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_fluxes(const TtiStepArgs& g, const TtiCpmlArgs& c, std::int64_t o,
+                                                   std::int64_t x, const float (&psi_s)[3], const float (&psi_p)[3]) {
+  tti_cpml_fluxes(c, x, TtiGlobalPoint{g, o}.medium(0, 0, 0), psi_s, psi_p);
 }
 
 /// Pass 1 at point (i, j, k) of the layer or of a face halo's layer (nothing elsewhere): psi of

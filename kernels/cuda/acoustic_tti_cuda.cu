@@ -164,9 +164,15 @@ void launch_on_slabs(Kernel kernel, const char* name, const TtiStepArgs& g, cons
 }
 
 /// The CPML's pass 1 (psi and V) at the layer's points and at those of the halos shared with
-/// neighbours (TtiCpmlHalo), on stream s.
+/// neighbours (TtiCpmlHalo), on stream s; not at the slabs the family's CPML launch takes it at
+/// (TtiCpmlArgs::psi_by_rows).
 void launch_cpml_psi(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& grid, cudaStream_t s) {
-  launch_on_slabs(tti_cpml_psi, "tti_cpml_psi", g, c, c.layer, {0, 0, 0}, 0, grid, s);
+  for_each_slab(c.layer, {0, 0, 0}, grid, [&](int slab, const physics::Box3& b, const physics::Box3& q) {
+    if (c.psi_by_rows(slab)) return;
+    const dim3 block = slab_block(q);
+    tti_cpml_psi<<<slab_grid(q, block), block, 0, s>>>(g, c, b, q, c.layer.start[slab]);
+    MM_CUDA_CHECK_LAUNCH("tti_cpml_psi");
+  });
   for (int f = 0; f < 6; ++f)
     launch_on_slabs(tti_cpml_psi, "tti_cpml_psi (halo)", g, c, c.halo.face[f], c.halo.lo[f], c.halo.start[f],
                     c.halo.box(f), s);
@@ -253,6 +259,12 @@ class CudaAcousticTti final : public Propagator {
         cpml_.rows = row_centres_.data() + row_centre_count_ / 2;
         launch_on_slabs(fill_row_centres, "fill_row_centres", step_args(), cpml_, cpml_.layer, {0, 0, 0}, 0,
                         p_.grid.box(), nullptr);
+        // A family's CPML launch may take pass 1 at the j and k faces if their points are not
+        // damped along x (their i range is the inner one, where the profile is zero).
+        const auto& bx = p_.cpml.b[0];
+        psi_in_rows_possible_ = true;
+        for (int i = inner_.lo.i; i < inner_.hi().i; ++i)
+          psi_in_rows_possible_ = psi_in_rows_possible_ && static_cast<size_t>(i) < bx.size() && bx[static_cast<size_t>(i)] == 0.0f;
       }
     }
     {
@@ -299,8 +311,10 @@ class CudaAcousticTti final : public Propagator {
       overlapped_step(g, source, amplitude);
     } else {
       if (p_.layer == TtiLayer::cpml) {
-        // psi and V first (the layer's update reads V around each point), the family over the
-        // inner box, the layer's points by the CPML update.
+        // psi and V first (the layer's update reads V around each point; at the j and k faces
+        // from the family's CPML launch where it takes pass 1 there), the family over the inner
+        // box, the layer's points by the CPML update.
+        cpml_.psi_in_rows = psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr;
         launch_cpml_psi(g, cpml_, p_.grid.box(), s);
         family_->launch_tti(g, inner_, tile_, s);
         MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
@@ -493,7 +507,9 @@ class CudaAcousticTti final : public Propagator {
   void overlapped_step(const TtiStepArgs& g, const std::vector<NodeWeight>& source, float amplitude) {
     const cudaStream_t s = stream_.get(), sh = halo_stream_.get();
     StepSplitEvents::Step& ev = split_events_.next();
-    // The CPML's psi and V (own and halo points) before both parts, which read V around their points.
+    // The CPML's psi and V (own and halo points) before both parts, which read V around their
+    // points: all of it here, none in the family's CPML launch of either part.
+    cpml_.psi_in_rows = false;
     if (p_.layer == TtiLayer::cpml) launch_cpml_psi(g, cpml_, p_.grid.box(), s);
     MM_CUDA_CHECK(cudaEventRecord(step_start_.get(), s));  // the last step (free surfaces) is done
     MM_CUDA_CHECK(cudaStreamWaitEvent(sh, step_start_.get(), 0));
@@ -616,6 +632,7 @@ class CudaAcousticTti final : public Propagator {
   DeviceBuffer<float> cpml_fields_, cpml_a_[3], cpml_b_[3];
   static constexpr int kRowCentreArrays = 6;  // physics::TtiRowCentres, physics::TtiRows
   std::int64_t row_centre_count_ = 0;         // floats in row_centres_: the centre weights, then the rows
+  bool psi_in_rows_possible_ = false;         // TtiCpmlArgs::psi_in_rows allowed (x undamped over the inner i range)
   DeviceBuffer<float> row_centres_;           // TtiCpmlArgs::row_centres and ::rows
   DeviceReceivers receivers_;
   HaloTransport* transport_ = nullptr;

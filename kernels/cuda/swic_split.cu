@@ -273,6 +273,31 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const SplitPlane& pl, int e, const
   add_in_plane_own(Q[R], own.m, dyy_s, dzz_s, dyz_s, dyy_p, dzz_p, dyz_p);
 }
 
+/// The CPML's pass 1 (kernels/tti_cpml.hpp) at the thread's point (c, j, k) of plane c, whose
+/// medium is m, in a slab of the layer damped along y and z only (TtiCpmlArgs::psi_by_rows): psi
+/// of those axes where damped, from the plane's staged s and p, then V.
+template <int SX>
+MM_HOST_DEVICE MM_FORCE_INLINE void plane_psi(const TtiCpmlArgs& cpml, int slab, const SplitPlane& pl, int e,
+                                              const physics::TtiMediumPoint& m, int c, int j, int k) {
+  const std::int64_t x = cpml.layer.start[slab] + cpml.layer.slab(slab).position(c, j, k);
+  const auto field = [&pl, e](int, int dj, int dk) {
+    const float2 v = pl.sp[e + dj * SX + dk];
+    return physics::TtiFieldPoint{v.x, v.y};
+  };
+  float psi_s[3] = {}, psi_p[3] = {};
+  if (const float b = cpml.b[1][j]; b != 0.0f) {
+    psi_s[1] = cpml.at(kPsiS, 1, x);
+    psi_p[1] = cpml.at(kPsiP, 1, x);
+    tti_cpml_psi_axis<1>(cpml, x, cpml.a[1][j], b, field, psi_s[1], psi_p[1]);
+  }
+  if (const float b = cpml.b[2][k]; b != 0.0f) {
+    psi_s[2] = cpml.at(kPsiS, 2, x);
+    psi_p[2] = cpml.at(kPsiP, 2, x);
+    tti_cpml_psi_axis<2>(cpml, x, cpml.a[2][k], b, field, psi_s[2], psi_p[2]);
+  }
+  tti_cpml_fluxes(cpml, x, m, psi_s, psi_p);
+}
+
 /// The right-hand sides of a completed output from its sums `a`, its own point and its centre weights.
 MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs output_rhs(const SplitSums& a, const RawPoint& ro,
                                                          const physics::TtiCentre& kappa, float b) {
@@ -635,6 +660,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       }
     }
     add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
+    if constexpr (kRows) {
+      if (cpml.psi_by_rows(slab) && c >= i_begin && c < i_end && writes)
+        plane_psi<SX>(cpml, slab, buffer(c), e, own.m, c, j, k);
+    }
 
     // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
     // complete output o = c - 4 from its output slot.
@@ -883,9 +912,12 @@ constexpr TtiVariant tensor_variant() {
 
 const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), tti_variant<64, 4>(),
                                    tti_variant<16, 8>()};
-// One halo and one output slot: 32x8 (89 KB) fits two blocks per SM, 16x8 (52 KB) four, 32x4
-// (64 KB) three. Two halo slots, two output slots or both gave the same or less, and so did 64x4
-// (H100, 1000^3, bench/results/2026-11-24-h100-session6.md).
+// One halo and one output slot: 32x16 (161 KB) and 64x8 (184 KB) fit one block per SM, 32x8
+// (101 KB) two, 16x8 four, 32x4 three. Two halo slots, two output slots or both gave the same or
+// less, and so did 64x4 (H100, 1000^3, bench/results/2026-11-24-h100-session6.md). 32x16, the
+// first tunable (the default): the same 16 warps an SM as 32x8 with a halo box 1.875 times the
+// tile instead of 2.5, sponge 24.2 -> 25.0 and CPML 17.4 -> 17.7 GPts/s at 1000^3 (64x8 25.0 and
+// 17.5; bench/results/2026-11-27-session22-tti-tiles-and-psi.md).
 const TtiVariant kTensorVariants[] = {tensor_variant<32, 8>(), tensor_variant<16, 8>(), tensor_variant<32, 4>(),
                                       tensor_variant<32, 16>(), tensor_variant<64, 8>()};
 
@@ -933,7 +965,7 @@ KernelFamily family() {
   f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into shared memory; sm_90+"
                           : "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
   f.launch_tti = &launch_tti<kTensor>;
-  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 8, 64}, {16, 8, 64}, {32, 4, 64}, {32, 8, 128}, {32, 16, 64}, {64, 8, 64}}
+  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 16, 64}, {32, 8, 64}, {64, 8, 64}, {16, 8, 64}, {32, 4, 64}, {32, 8, 128}}
                            : std::vector<Tile>{{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
   f.tti_attributes = &tti_attributes<kTensor>;
   f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;

@@ -323,6 +323,29 @@ class SwicSplitCpmlEmulation : public ::testing::Test {
     std::vector<float> fields;
   };
   State state() { return {save(s_), fields_}; }
+  /// Field f (kernels::TtiCpmlField), axis a, of a state.
+  std::vector<float> field(const State& st, int f, int a) const {
+    const auto b = st.fields.begin() + (f + a) * c_.count;
+    return std::vector<float>(b, b + c_.count);
+  }
+  /// `have` equals `want` to round-off where the reference wrote (`want` differs from `before`)
+  /// and equals `before` elsewhere.
+  static void expect_written_alike(const std::vector<float>& want, const std::vector<float>& have,
+                                   const std::vector<float>& before, const std::string& name) {
+    double scale = 0, worst = 0;
+    std::int64_t unchanged_moved = 0;
+    for (size_t x = 0; x < want.size(); ++x) {
+      if (std::memcmp(&want[x], &before[x], 4) == 0) {  // not written by the reference
+        if (std::memcmp(&have[x], &before[x], 4) != 0) ++unchanged_moved;
+        continue;
+      }
+      scale = std::max(scale, double(std::fabs(want[x])));
+      testing::keep_worst(worst, std::fabs(double(have[x]) - want[x]));  // an unwritten row's NaN fails
+    }
+    EXPECT_GT(scale, 0) << name;
+    EXPECT_LE(worst, kTolerance * scale) << name << ": max |diff| " << worst << " of max " << scale;
+    EXPECT_EQ(unchanged_moved, 0) << name << ": written where the reference writes nothing";
+  }
   void restore_state(const State& st) {
     restore(s_, st.grid);
     fields_ = st.fields;
@@ -356,38 +379,62 @@ TEST_F(SwicSplitCpmlEmulation, EverySlabEqualsThePlainLayerKernel) {
           }
       const State got = state();
       // p_next, q_next (aux_p, aux_q: untouched by either), then each zeta field.
-      const auto compare = [](const std::vector<float>& want, const std::vector<float>& have, const std::vector<float>& before,
-                              const std::string& name) {
-        double scale = 0, worst = 0;
-        std::int64_t unchanged_moved = 0;
-        for (size_t x = 0; x < want.size(); ++x) {
-          if (std::memcmp(&want[x], &before[x], 4) == 0) {  // not written by the reference
-            if (std::memcmp(&have[x], &before[x], 4) != 0) ++unchanged_moved;
-            continue;
-          }
-          scale = std::max(scale, double(std::fabs(want[x])));
-          testing::keep_worst(worst, std::fabs(double(have[x]) - want[x]));  // an unwritten row's NaN fails
-        }
-        EXPECT_GT(scale, 0) << name;
-        EXPECT_LE(worst, kTolerance * scale) << name << ": max |diff| " << worst << " of max " << scale;
-        EXPECT_EQ(unchanged_moved, 0) << name << ": written where the plain kernel writes nothing";
-      };
-      compare(reference.grid[0], got.grid[0], initial.grid[0], "p_next");
-      compare(reference.grid[1], got.grid[1], initial.grid[1], "q_next");
+      expect_written_alike(reference.grid[0], got.grid[0], initial.grid[0], "p_next");
+      expect_written_alike(reference.grid[1], got.grid[1], initial.grid[1], "q_next");
       for (int f : {kernels::kZetaPerp, kernels::kZetaAxis})
-        for (int a = 0; a < 3; ++a) {
-          const auto part = [&](const std::vector<float>& v) {
-            const auto b = v.begin() + (f + a) * c_.count;
-            return std::vector<float>(b, b + c_.count);
-          };
-          compare(part(reference.fields), part(got.fields), part(initial.fields),
-                  std::string(f == kernels::kZetaPerp ? "zeta_perp" : "zeta_axis") + " " + std::to_string(a));
-        }
+        for (int a = 0; a < 3; ++a)
+          expect_written_alike(field(reference, f, a), field(got, f, a), field(initial, f, a),
+                               std::string(f == kernels::kZetaPerp ? "zeta_perp" : "zeta_axis") + " " +
+                                   std::to_string(a));
       EXPECT_EQ(got.grid[2], initial.grid[2]);  // aux_p
       EXPECT_EQ(got.grid[3], initial.grid[3]);  // aux_q
     }
   }
   EXPECT_EQ(slabs, 4);  // x-, y+, z- and z+ (HostTti's layer)
+}
+
+// With TtiCpmlArgs::psi_in_rows the CPML launch also takes pass 1 at the points of slabs 2-5
+// (the j and k faces, not damped along x), from the planes it stages: psi and V there must equal
+// the psi kernel's (kernels::tti_cpml_psi_point) at every point, including where an axis is not
+// damped (psi untouched), and at the other slabs it must leave psi and V alone.
+TEST_F(SwicSplitCpmlEmulation, TakingPassOneAtTheJAndKFacesEqualsThePsiKernel) {
+  for (int i = s_.inner.lo.i; i < s_.inner.hi().i; ++i) profiles_[3][static_cast<size_t>(i)] = 0.0f;  // b_x
+  for (size_t k = 0; k < profiles_[5].size(); k += 4) profiles_[5][k] = 0.0f;  // some of b_z
+  const State initial = state();
+  const auto g = s_.args();
+  int taken = 0;
+  for (int slab = 0; slab < 6; ++slab) {
+    const Box3 box = c_.layer.slab(slab);
+    if (box.empty()) continue;
+    for (int chunk : {64, 5}) {
+      SCOPED_TRACE("slab " + std::to_string(slab) + ", chunk " + std::to_string(chunk));
+      restore_state(initial);
+      c_.psi_in_rows = true;
+      const bool takes = c_.psi_by_rows(slab);
+      if (takes) {
+        ++taken;
+        for (int i = box.lo.i; i < box.hi().i; ++i)
+          for (int j = box.lo.j; j < box.hi().j; ++j)
+            for (int k = box.lo.k; k < box.hi().k; ++k) kernels::tti_cpml_psi_point(g, c_, i, j, k);
+      }
+      const State reference = state();
+      restore_state(initial);
+      kernels::cuda::emulate_swic_split_cpml(g, c_, slab, box, chunk);
+      c_.psi_in_rows = false;
+      const State got = state();
+      for (int f : {kernels::kPsiS, kernels::kPsiP, kernels::kVPerp, kernels::kVAxis, kernels::kZetaPerp,
+                    kernels::kZetaAxis})
+        for (int a = 0; a < 3; ++a) {
+          const std::string name = "field " + std::to_string(f) + " axis " + std::to_string(a);
+          if (!takes || f >= kernels::kZetaPerp || (f < kernels::kVPerp && a == 0))
+            EXPECT_EQ(field(got, f, a), field(initial, f, a)) << name << " written";
+          else
+            expect_written_alike(field(reference, f, a), field(got, f, a), field(initial, f, a), name);
+        }
+      EXPECT_EQ(got.grid, initial.grid);  // the CPML launch writes only the rows and these fields
+    }
+  }
+  EXPECT_EQ(taken, 6);  // y+, z- and z+ (HostTti's layer), two chunks each
 }
 
 // Pass 2 on the GPU (tti_cpml_finish<true>) reads and writes zeta of an axis only where the
