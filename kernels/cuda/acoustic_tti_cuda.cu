@@ -263,8 +263,10 @@ class CudaAcousticTti final : public Propagator {
         // damped along x (their i range is the inner one, where the profile is zero).
         const auto& bx = p_.cpml.b[0];
         psi_in_rows_possible_ = true;
-        for (int i = inner_.lo.i; i < inner_.hi().i; ++i)
-          psi_in_rows_possible_ = psi_in_rows_possible_ && static_cast<size_t>(i) < bx.size() && bx[static_cast<size_t>(i)] == 0.0f;
+        for (int i = inner_.lo.i; i < inner_.hi().i; ++i) {
+          const auto at = static_cast<size_t>(i);
+          psi_in_rows_possible_ = psi_in_rows_possible_ && at < bx.size() && bx[at] == 0.0f;
+        }
       }
     }
     {
@@ -314,7 +316,8 @@ class CudaAcousticTti final : public Propagator {
         // psi and V first (the layer's update reads V around each point; at the j and k faces
         // from the family's CPML launch where it takes pass 1 there), the family over the inner
         // box, the layer's points by the CPML update.
-        cpml_.psi_in_rows = psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr;
+        cpml_.psi_in_rows =
+            psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr;
         launch_cpml_psi(g, cpml_, p_.grid.box(), s);
         family_->launch_tti(g, inner_, tile_, s);
         MM_CUDA_CHECK_LAUNCH(family_->name.c_str());

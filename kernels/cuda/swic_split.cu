@@ -965,7 +965,8 @@ KernelFamily family() {
   f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into shared memory; sm_90+"
                           : "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
   f.launch_tti = &launch_tti<kTensor>;
-  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 16, 64}, {32, 8, 64}, {64, 8, 64}, {16, 8, 64}, {32, 4, 64}, {32, 8, 128}}
+  f.tti_tunables = kTensor ? std::vector<Tile>{{32, 16, 64}, {32, 8, 64}, {64, 8, 64}, {16, 8, 64}, {32, 4, 64},
+                                               {32, 8, 128}}
                            : std::vector<Tile>{{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
   f.tti_attributes = &tti_attributes<kTensor>;
   f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;
