@@ -150,13 +150,19 @@ void for_each_slab(const LayerIndex& layer, const physics::Index3& lo, const phy
   }
 }
 
+/// launch_on_slabs's default `take`: every slab.
+struct EverySlab {
+  bool operator()(int) const { return true; }
+};
 /// `kernel` over the points of the six slabs of `layer` (whose corner lies at grid point `lo` and
-/// whose first compact index is `first`) inside `part` (grid coordinates); empty ones skipped.
-template <class Kernel>
+/// whose first compact index is `first`) inside `part` (grid coordinates); empty ones skipped, and
+/// those for which `take(slab)` is false.
+template <class Kernel, class Take = EverySlab>
 void launch_on_slabs(Kernel kernel, const char* name, const TtiStepArgs& g, const TtiCpmlArgs& c,
                      const LayerIndex& layer, const physics::Index3& lo, std::int64_t first, const physics::Box3& part,
-                     cudaStream_t s) {
+                     cudaStream_t s, const Take& take = {}) {
   for_each_slab(layer, lo, part, [&](int slab, const physics::Box3& b, const physics::Box3& q) {
+    if (!take(slab)) return;
     const dim3 block = slab_block(q);
     kernel<<<slab_grid(q, block), block, 0, s>>>(g, c, b, q, first + layer.start[slab]);
     MM_CUDA_CHECK_LAUNCH(name);
@@ -167,12 +173,8 @@ void launch_on_slabs(Kernel kernel, const char* name, const TtiStepArgs& g, cons
 /// neighbours (TtiCpmlHalo), on stream s; not at the slabs the family's CPML launch takes it at
 /// (TtiCpmlArgs::psi_by_rows).
 void launch_cpml_psi(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& grid, cudaStream_t s) {
-  for_each_slab(c.layer, {0, 0, 0}, grid, [&](int slab, const physics::Box3& b, const physics::Box3& q) {
-    if (c.psi_by_rows(slab)) return;
-    const dim3 block = slab_block(q);
-    tti_cpml_psi<<<slab_grid(q, block), block, 0, s>>>(g, c, b, q, c.layer.start[slab]);
-    MM_CUDA_CHECK_LAUNCH("tti_cpml_psi");
-  });
+  launch_on_slabs(tti_cpml_psi, "tti_cpml_psi", g, c, c.layer, {0, 0, 0}, 0, grid, s,
+                  [&c](int slab) { return !c.psi_by_rows(slab); });
   for (int f = 0; f < 6; ++f)
     launch_on_slabs(tti_cpml_psi, "tti_cpml_psi (halo)", g, c, c.halo.face[f], c.halo.lo[f], c.halo.start[f],
                     c.halo.box(f), s);
