@@ -35,7 +35,9 @@ struct HostTensorMap {
   std::int64_t stride[2] = {};    // elements between j rows and between i planes
   int box[3] = {1, 1, 1};
   int arrays = 1;                            // a group's arrays (copy_group)
-  const float* group[kMaxArrays] = {};       // their corners (group[0] == corner)
+  const float* others[kMaxArrays - 1] = {};  // the corners of a group's arrays after the first
+  /// Array a's corner (array 0: `corner`).
+  const float* corner_of(int a) const { return a == 0 ? corner : others[a - 1]; }
 
   /// Over a view's whole allocation, as semi_tma's tensor_map builds the device one.
   template <class T>
@@ -50,7 +52,6 @@ struct HostTensorMap {
     m.box[0] = bx;
     m.box[1] = by;
     m.box[2] = bz;
-    m.group[0] = m.corner;
     return m;
   }
   /// Over `count` views of one layout (the first's), as tensor_map_group builds the device one,
@@ -60,11 +61,11 @@ struct HostTensorMap {
     if (count < 1 || count > kMaxArrays) throw std::logic_error("host tensor map: 1 to 8 arrays in a group");
     HostTensorMap m = of(views[0], bx, by, bz);
     m.arrays = count;
-    for (int a = 0; a < count; ++a) {
+    for (int a = 1; a < count; ++a) {
       const physics::View3<T>& v = views[a];
       if (v.sx != views[0].sx || v.sy != views[0].sy || !(v.box == views[0].box))
         throw std::logic_error("host tensor map: a group's arrays must share one layout");
-      m.group[a] = v.ptr(v.box.lo.i, v.box.lo.j, v.box.lo.k);
+      m.others[a - 1] = v.ptr(v.box.lo.i, v.box.lo.j, v.box.lo.k);
     }
     return m;
   }
@@ -197,7 +198,7 @@ struct HostBlock {
   /// Each array's box of a group map, one after another in dst (DeviceBlock::copy_group).
   void copy_group(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar) const {
     for (int a = 0; a < m.arrays; ++a)
-      copy_box(static_cast<float*>(dst) + static_cast<std::int64_t>(a) * (m.bytes() / 4), m, m.group[a], c0, c1, c2);
+      copy_box(static_cast<float*>(dst) + static_cast<std::int64_t>(a) * (m.bytes() / 4), m, m.corner_of(a), c0, c1, c2);
     state->landed(bar, m.arrays * m.bytes());
   }
   void wait(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }

@@ -34,6 +34,22 @@ inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   return fn;
 }
 
+/// An fp32 tensor map of `rank` (3 or 4) dimensions from `corner` (dimension 0 fastest, unit
+/// element strides): extents `dims`, byte strides of dimensions 1.. `strides`, box `box`; L2
+/// promotion of 256 B, no swizzle, no fill. `what` names the map in the error.
+inline CUtensorMap encode_fp32_map(cuuint32_t rank, const void* corner, const cuuint64_t* dims,
+                                   const cuuint64_t* strides, const cuuint32_t* box, const std::string& what) {
+  const cuuint32_t unit[4] = {1, 1, 1, 1};
+  CUtensorMap map{};
+  const CUresult rc =
+      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, rank, const_cast<void*>(corner), dims, strides, box,
+                           unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (rc != CUDA_SUCCESS)
+    throw Error("tensor copies: cuTensorMapEncodeTiled" + what + " failed (" + std::to_string(rc) + ")");
+  return map;
+}
+
 /// A tensor map over the whole allocation of `v` (halo included), fp32, box (bx, by, bz).
 template <class T>
 CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by, int bz = 1) {
@@ -45,14 +61,7 @@ CUtensorMap tensor_map(const physics::View3<T>& v, int bx, int by, int bz = 1) {
                               static_cast<cuuint64_t>(v.box.n.i)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(v.sy) * 4, static_cast<cuuint64_t>(v.sx) * 4};
   const cuuint32_t box[3] = {static_cast<cuuint32_t>(bx), static_cast<cuuint32_t>(by), static_cast<cuuint32_t>(bz)};
-  const cuuint32_t unit[3] = {1, 1, 1};
-  CUtensorMap map{};
-  const CUresult rc =
-      tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, const_cast<void*>(corner), dims, strides, box,
-                           unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (rc != CUDA_SUCCESS) throw Error("tensor copies: cuTensorMapEncodeTiled failed (" + std::to_string(rc) + ")");
-  return map;
+  return encode_fp32_map(3, corner, dims, strides, box, "");
 }
 
 /// One map over `count` arrays of one layout that lie equally spaced in one allocation (a
@@ -76,16 +85,8 @@ CUtensorMap tensor_map_group(const physics::View3<T>* views, int count, int bx, 
                                  static_cast<cuuint64_t>(apart)};
   const cuuint32_t box[4] = {static_cast<cuuint32_t>(bx), static_cast<cuuint32_t>(by), static_cast<cuuint32_t>(bz),
                              static_cast<cuuint32_t>(count)};
-  const cuuint32_t unit[4] = {1, 1, 1, 1};
-  CUtensorMap map{};
-  const CUresult rc = tensor_map_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4,
-                                           reinterpret_cast<void*>(corner(0)), dims, strides, box, unit,
-                                           CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                           CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (rc != CUDA_SUCCESS)
-    throw Error("tensor copies: cuTensorMapEncodeTiled (group of " + std::to_string(count) + ") failed (" +
-                std::to_string(rc) + ")");
-  return map;
+  return encode_fp32_map(4, reinterpret_cast<const void*>(corner(0)), dims, strides, box,
+                         " (group of " + std::to_string(count) + ")");
 }
 
 /// How far a launch's first tile starts below region.lo.k so that tiles start on 128-B boundaries
