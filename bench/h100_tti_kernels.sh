@@ -1,43 +1,45 @@
 #!/usr/bin/env bash
-# Where a TTI step's GPU time goes, at the SM's own clock (Nsight Systems, not Nsight Compute, which
-# locks the clock lower): for the sponge and the CPML layer, minimod_bench at SHAPE (default 1000^3)
-# under nsys, then each kernel's time a step (its launches' total over the warm-up and timed
-# steps), largest first. Run on the GPU machine from the repo root; logs go to $OUT when set.
+# Where a TTI step's GPU time goes, launch by launch: minimod_bench at SHAPE (default 1000^3) for
+# the sponge and the CPML layer under Nsight Compute with the SM clock left free
+# (--clock-control none: the bench's own clock, where ncu's default locks it at 1.59 GHz) and one
+# metric (gpu__time_duration), so the durations are those of a bench step, the launches
+# serialised. One warm-up and one timed step: the set-up kernels, then each step's launches (grid
+# size tells a layer's slabs apart), then the step's sum. The image has ncu, not nsys. Run on the
+# GPU machine from the repo root; logs go to $OUT when set.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h100_tti_kernels.sh
-# Environment: KERNEL (default swic_split_tma:32x16x64), SHAPE, LAYERS (default "sponge cpml"),
+# Environment: KERNEL (default swic_split_tma:32x16x64), SHAPE, LAYERS (default "cpml sponge"),
 # SKIP_BUILD=1 (build/ is already built).
 set -uo pipefail
 out=${OUT:-/tmp}
 kernel=${KERNEL:-swic_split_tma:32x16x64}
 shape=${SHAPE:-1000}
-steps=10 warmup=2
 if [ "${SKIP_BUILD:-0}" != 1 ]; then . bench/build_sm90.sh; else start=$(date +%s); fi
-command -v nsys > /dev/null || { echo "no nsys on this machine"; exit 1; }
-for layer in ${LAYERS:-sponge cpml}; do
-  echo "== acoustic_tti ($layer), $kernel, $shape^3, $steps + $warmup steps under nsys"
-  nsys profile -t cuda -o "$out/tti-$layer" --force-overwrite true build/bench/minimod_bench \
-    --propagator acoustic_tti --backend cuda --kernels "$kernel" --shapes "$shape" --steps $steps \
-    --warmup $warmup --set boundary.pml.tti="$layer" > "$out/bench-$layer.log" 2>&1
-  grep '^| acoustic' "$out/bench-$layer.log"
-  nsys stats --report cuda_gpu_kern_sum --format csv --output "$out/kern-$layer" "$out/tti-$layer.nsys-rep" \
-    > /dev/null 2>&1
-  # Kernels launched every step (instances a multiple of the step count): ms a step, launches a step.
-  csv_file=$(ls "$out/kern-$layer"*.csv 2> /dev/null | head -1)
-  [ -n "$csv_file" ] || { echo "nsys stats wrote no csv"; continue; }
-  python3 - "$csv_file" $((steps + warmup)) <<'PY' || head -5 "$csv_file"
+command -v ncu > /dev/null || { echo "no ncu on this machine"; exit 1; }
+for layer in ${LAYERS:-cpml sponge}; do
+  echo "== acoustic_tti ($layer), $kernel, $shape^3: ms a launch"
+  ncu --clock-control none --metrics gpu__time_duration.sum --csv build/bench/minimod_bench \
+    --propagator acoustic_tti --backend cuda --kernels "$kernel" --shapes "$shape" --steps 1 --warmup 1 \
+    --set boundary.pml.tti="$layer" > "$out/ncu-$layer.csv" 2> "$out/ncu-$layer.err"
+  # The launches after the first inject_nodes (the warm-up step's end) up to the second: one step.
+  python3 - "$out/ncu-$layer.csv" <<'PY'
 import csv, re, sys
-rows, n = list(csv.DictReader(open(sys.argv[1]))), int(sys.argv[2])
-total = 0.0
-for r in rows:
-    launches = int(r["Instances"])
-    if launches % n:
+header, step, total, seen = None, [], 0.0, 0
+for row in csv.reader(open(sys.argv[1])):
+    if "Kernel Name" in row:
+        header = row
         continue
-    ms = float(r["Total Time (ns)"]) / n / 1e6
-    total += ms
-    name = re.sub(r"\(.*", "", r["Name"]).replace("minimod::kernels::cuda::", "").replace("(anonymous namespace)::", "")
-    print("%8.3f ms  %3d launches  %s" % (ms, launches // n, name[:90]))
-print("%8.3f ms  a step in all" % total)
+    if header is None or len(row) != len(header):
+        continue
+    r = dict(zip(header, row))
+    name = re.sub(r"\(.*", "", r["Kernel Name"]).replace("void ", "").replace("<unnamed>::", "")
+    name = re.sub(r"^(\w+::)+", "", name)
+    ns = float(r["Metric Value"].replace(",", "")) * {"ns": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6}.get(r["Metric Unit"], 1)
+    if seen == 1:
+        print("%8.3f ms  %-40s grid %s" % (ns / 1e6, name[:40], r.get("Grid Size", "")))
+        total += ns / 1e6
+    if "inject_nodes" in name:
+        seen += 1
+print("%8.3f ms  the step" % total)
 PY
-  rm -f "$out/tti-$layer.nsys-rep" "$out/tti-$layer.sqlite"
 done
 echo "total: $(( $(date +%s) - start )) s"
