@@ -31,7 +31,7 @@ for row in csv.reader(open(sys.argv[1])):
     if header is None or len(row) != len(header):
         continue
     r = dict(zip(header, row))
-    name = re.sub(r"\(.*", "", r["Kernel Name"]).replace("void ", "").replace("<unnamed>::", "")
+    name = re.sub(r"\(.*", "", r["Kernel Name"]).replace("void ", "").replace("unnamed>::", "")
     name = re.sub(r"^(\w+::)+", "", name)
     ns = float(r["Metric Value"].replace(",", "")) * {"ns": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6}.get(r["Metric Unit"], 1)
     if seen == 1:
