@@ -19,11 +19,12 @@ for layer in ${LAYERS:-cpml sponge}; do
   echo "== acoustic_tti ($layer), $kernel, $shape^3: ms a launch"
   ncu --clock-control none --metrics gpu__time_duration.sum --csv build/bench/minimod_bench \
     --propagator acoustic_tti --backend cuda --kernels "$kernel" --shapes "$shape" --steps 1 --warmup 1 \
-    --set boundary.pml.tti="$layer" > "$out/ncu-$layer.csv" 2> "$out/ncu-$layer.err"
+    --set boundary.pml.tti="$layer" > "$out/ncu-$layer.csv" 2> "$out/ncu-$layer.err" ||
+    { echo "ncu failed:"; tail -5 "$out/ncu-$layer.err"; continue; }
   # The launches after the first inject_nodes (the warm-up step's end) up to the second: one step.
   python3 - "$out/ncu-$layer.csv" <<'PY'
 import csv, re, sys
-header, step, total, seen = None, [], 0.0, 0
+header, total, seen = None, 0.0, 0
 for row in csv.reader(open(sys.argv[1])):
     if "Kernel Name" in row:
         header = row
