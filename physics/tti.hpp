@@ -184,9 +184,18 @@ MM_HOST_DEVICE MM_FORCE_INLINE float row_of_groups(const float (&g)[6], int a) {
   const int m1 = a == 2 ? kXZ : kXY, m2 = a == 0 ? kXZ : kYZ;
   return 0.5f * (g[a] + 0.5f * (g[m1] + g[m2]));
 }
-MM_HOST_DEVICE MM_FORCE_INLINE void rows_of_groups(const float (&g)[6], float (&row)[3]) {
+/// Both tensors' rows (Rows: TtiRows or TtiRowCentres) from their groups' sums, returned as a
+/// value: written through a reference to the caller's arrays, GCC left the CPU's row loop
+/// (tti_rows_chunk) scalar, 1.7x slower on configs/tti.yaml (session 23).
+template <class Rows>
+MM_HOST_DEVICE MM_FORCE_INLINE Rows rows_of_groups(const float (&perp)[6], const float (&axis)[6]) {
+  Rows r;
   MM_UNROLL
-  for (int a = 0; a < 3; ++a) row[a] = row_of_groups(g, a);
+  for (int a = 0; a < 3; ++a) {
+    r.perp[a] = row_of_groups(perp, a);
+    r.axis[a] = row_of_groups(axis, a);
+  }
+  return r;
 }
 template <class AtField, class AtMedium>
 MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_rows73(const AtField& field, const AtMedium& medium, const TtiStencil& s) {
@@ -195,15 +204,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_rows73(const AtField& field, const At
     gp[t] += wp;
     ga[t] += wa;
   });
-  // Each row assigned as a value: through rows_of_groups' reference to r's arrays GCC left the
-  // CPU's row loop (tti_rows_chunk) scalar, 1.8x slower on configs/tti.yaml (session 23).
-  TtiRows r;
-  MM_UNROLL
-  for (int a = 0; a < 3; ++a) {
-    r.perp[a] = row_of_groups(gp, a);
-    r.axis[a] = row_of_groups(ga, a);
-  }
-  return r;
+  return rows_of_groups<TtiRows>(gp, ga);
 }
 
 // --- The split (product) form of the same operator --------------------------------------------
@@ -363,19 +364,14 @@ MM_HOST_DEVICE inline TtiRowCentres tti_row_centres(const AtMedium& medium, cons
   for_each_tti_neighbour(w, [&](int t, int di, int dj, int dk, float wt) {
     add_centre_share(m0, medium(di, dj, dk), t, wt, perp[t], axis[t]);
   });
-  TtiRowCentres c;
-  rows_of_groups(perp, c.perp);
-  rows_of_groups(axis, c.axis);
-  return c;
+  return rows_of_groups<TtiRowCentres>(perp, axis);
 }
 
 /// The rows from the groups' neighbour terms (perp[t] = own_t(x) D_t s - D_t g_t, axis[t] =
 /// own_t(x) D_t p + D_t h_t), the point's own fields f0 and its row centre weights.
 MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_split_rows(const float (&perp)[6], const float (&axis)[6],
                                                       const TtiFieldPoint& f0, const TtiRowCentres& kappa) {
-  TtiRows r;
-  rows_of_groups(perp, r.perp);
-  rows_of_groups(axis, r.axis);
+  TtiRows r = rows_of_groups<TtiRows>(perp, axis);
   for (int a = 0; a < 3; ++a) {
     r.perp[a] = fmaf(kappa.perp[a], f0.s, r.perp[a]);
     r.axis[a] = fmaf(kappa.axis[a], f0.p, r.axis[a]);
