@@ -100,10 +100,12 @@ std::vector<Point3> receiver_points(const io::Config& c) {
   return out;
 }
 
-/// TTI parameters on the model grid (angles in radians), after the isotropic zone.
+/// TTI parameters on the model grid (angles in radians), after the isotropic zone and, with
+/// model.epsilon_below_delta: clamp, with delta lowered to epsilon where it exceeded it.
 struct TtiModel {
   std::vector<float> eps, delta, theta, phi;
   double eps_max = 0, delta_min = 0, delta_max = 0;
+  std::int64_t clamped = 0;  // points where delta was lowered to epsilon
 };
 
 TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::array<double, 3>& h) {
@@ -118,7 +120,12 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
       for (auto& x : *angle.first) x = static_cast<float>(x * angle.second->scale);
   // Isotropic zone: eps = delta within the radius of the source (no shear artefact from it).
   const double radius = c.model.isotropic_radius;
+  const bool clamp = c.model.epsilon_below_delta == "clamp";
   const auto& src = c.source.position;
+  auto where = [&](int i, int j, int k) {
+    return "(" + fmt(i * h[0]) + ", " + fmt(j * h[1]) + ", " + fmt(k * h[2]) + ") m";
+  };
+  std::string first_below;  // the first point with epsilon < delta, described
   m.eps_max = -1e30;
   m.delta_min = 1e30;
   m.delta_max = -1e30;
@@ -128,20 +135,26 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
         const size_t o = (static_cast<size_t>(i) * shape.j + j) * shape.k + k;
         const double dx = i * h[0] - src[0], dy = j * h[1] - src[1], dz = k * h[2] - src[2];
         if (radius > 0 && dx * dx + dy * dy + dz * dz <= radius * radius) m.eps[o] = m.delta[o];
-        const double e = m.eps[o], d = m.delta[o];
-        if (!(e >= d)) {
-          fail(c, "model.epsilon",
-               "epsilon " + fmt(e) + " < delta " + fmt(d) + " at (" + fmt(i * h[0]) + ", " + fmt(j * h[1]) +
-                   ", " + fmt(k * h[2]) + ") m: the pseudo-acoustic TTI system is unstable where "
-                   "epsilon < delta (raise epsilon or lower delta there)");
+        if (!(1 + 2 * double(m.delta[o]) > 0) || !std::isfinite(m.eps[o]) || !std::isfinite(m.delta[o]) ||
+            !std::isfinite(m.theta[o]) || !std::isfinite(m.phi[o]))
+          fail(c, "model.delta", "delta must be > -0.5 and every TTI parameter finite, at " + where(i, j, k));
+        if (m.eps[o] < m.delta[o]) {
+          if (m.clamped++ == 0)
+            first_below = "epsilon " + fmt(m.eps[o]) + " < delta " + fmt(m.delta[o]) + " at " + where(i, j, k);
+          if (clamp) m.delta[o] = m.eps[o];
         }
-        if (!(1 + 2 * d > 0) || !std::isfinite(e) || !std::isfinite(m.theta[o]) || !std::isfinite(m.phi[o]))
-          fail(c, "model.delta", "delta must be > -0.5 and every TTI parameter finite, at (" +
-                                     fmt(i * h[0]) + ", " + fmt(j * h[1]) + ", " + fmt(k * h[2]) + ") m");
+        const double e = m.eps[o], d = m.delta[o];
         m.eps_max = std::max(m.eps_max, e);
         m.delta_min = std::min(m.delta_min, d);
         m.delta_max = std::max(m.delta_max, d);
       }
+  if (m.clamped > 0 && !clamp) {
+    fail(c, "model.epsilon",
+         first_below + " (and at " + std::to_string(m.clamped - 1) +
+             " more points): the pseudo-acoustic TTI system is unstable where epsilon < delta (raise "
+             "epsilon or lower delta there, or set model.epsilon_below_delta: clamp to lower delta to "
+             "epsilon at those points)");
+  }
   return m;
 }
 
@@ -243,6 +256,13 @@ RunPlan make_plan(const io::Config& c) {
     plan.eps_max = tti_model.eps_max;
     plan.delta_min = tti_model.delta_min;
     plan.delta_max = tti_model.delta_max;
+    plan.delta_clamped = tti_model.clamped;
+    if (tti_model.clamped > 0) {
+      const double share = 100.0 * double(tti_model.clamped) / double(tti_model.eps.size());
+      plan.warnings.push_back("model.epsilon_below_delta: clamp: delta lowered to epsilon at " +
+                              std::to_string(tti_model.clamped) + " of the model's points (" + fmt(share) +
+                              "%), where epsilon < delta");
+    }
   }
 
   // --- PML widths and padding
@@ -442,7 +462,8 @@ std::string describe(const RunPlan& p) {
     << ")\n";
   if (p.tti)
     s << "anisotropy   TTI: epsilon max " << fmt(p.eps_max) << ", delta " << fmt(p.delta_min) << " .. "
-      << fmt(p.delta_max) << "; receivers record " << (p.tti_problem.record_q ? "q" : "p") << "\n";
+      << fmt(p.delta_max) << (p.delta_clamped > 0 ? " (lowered to epsilon at " + std::to_string(p.delta_clamped) + " points)" : "")
+      << "; receivers record " << (p.tti_problem.record_q ? "q" : "p") << "\n";
   static const char* kFaces[] = {"x-", "x+", "y-", "y+", "z- (top)", "z+"};
   for (int f = 0; f < 6; ++f)
     if (p.problem.free_surface[static_cast<size_t>(f)]) s << "free surface " << kFaces[f] << "\n";

@@ -23,7 +23,8 @@ struct RunPlan {
   kernels::AcousticIsoProblem problem;  // acoustic_iso (and the grid, PML widths, v2dt2 of any run)
   bool tti = false;                     // propagator: acoustic_tti
   kernels::AcousticTtiProblem tti_problem;  // filled when tti
-  double eps_max = 0, delta_min = 0, delta_max = 0;  // TTI model ranges
+  double eps_max = 0, delta_min = 0, delta_max = 0;  // TTI model ranges (after any clamp)
+  std::int64_t delta_clamped = 0;   // TTI: points where delta was lowered to epsilon (epsilon_below_delta: clamp)
   physics::Index3 model_shape;      // the user's model (without padding)
   std::array<int, 3> pad_lo{}, pad_hi{};  // PML points added around the model
   double dt = 0;                    // s

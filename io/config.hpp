@@ -39,9 +39,13 @@ struct ModelConfig {
   // azimuth phi from x towards y (rad; file values times `scale`). Constants and layer values are
   // checked one by one (Thomsen values in (-0.5, 1)); epsilon >= delta is checked per point later.
   ParameterConfig epsilon, delta, theta, phi;
-  // m, 0 = none: within this distance of the source, epsilon and delta both become their mean
-  // (epsilon = delta there, so the source excites no shear artefacts).
+  // m, 0 = none: within this distance of the source, epsilon is set to delta (the medium is
+  // elliptic there, so the source excites no shear artefacts).
   double isotropic_radius = 0;
+  // What the plan does where epsilon < delta (the pseudo-acoustic system is unstable there):
+  // "error" (the default) names the first such point and their count; "clamp" lowers delta to
+  // epsilon there (elliptic, horizontal velocity kept) and reports how many points it changed.
+  std::string epsilon_below_delta = "error";
 };
 
 struct TimeConfig {

@@ -526,11 +526,12 @@ void read_parameter(const Reader& r, const YAML::Node& node, const std::string& 
 /// config never looks anisotropic while running isotropic; absent, they keep their defaults (0).
 void read_model(const Reader& r, const YAML::Node& node, const std::string& propagator,
                 ModelConfig& model) {
-  r.expect_map(node, "model", {"vp", "epsilon", "delta", "theta", "phi", "isotropic_radius"});
+  r.expect_map(node, "model",
+               {"vp", "epsilon", "delta", "theta", "phi", "isotropic_radius", "epsilon_below_delta"});
   r.require(node, "model", "vp");
   read_parameter(r, node["vp"], "model.vp", "vp", "m/s", model.vp);
   if (propagator != "acoustic_tti") {
-    for (const char* key : {"epsilon", "delta", "theta", "phi", "isotropic_radius"}) {
+    for (const char* key : {"epsilon", "delta", "theta", "phi", "isotropic_radius", "epsilon_below_delta"}) {
       if (node[key]) r.fail(join_path("model", key), "only for propagator: acoustic_tti");
     }
     return;
@@ -552,6 +553,8 @@ void read_model(const Reader& r, const YAML::Node& node, const std::string& prop
     model.isotropic_radius = r.number(i, "model.isotropic_radius");
     r.check(model.isotropic_radius >= 0, i, "model.isotropic_radius", "must be >= 0 m (0 = none)");
   }
+  if (const YAML::Node e = node["epsilon_below_delta"])
+    model.epsilon_below_delta = r.choice(e, "model.epsilon_below_delta", {"error", "clamp"});
 }
 
 void read_time(const Reader& r, const YAML::Node& node, TimeConfig& time) {

@@ -2,6 +2,7 @@
 // epsilon < delta, and a short run recording p or q (DESIGN.md §3, §6).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "app/plan.hpp"
@@ -37,11 +38,67 @@ TEST(TtiPlan, EpsilonBelowDeltaIsRejectedNamingTheKeyAndPlace) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("model.epsilon"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("epsilon < delta"), std::string::npos) << e.what();
+    // Every point is below: the message counts the others and names the key that clamps them.
+    const auto n = std::to_string(40 * 36 * 44 - 1);
+    EXPECT_NE(std::string(e.what()).find("and at " + n + " more points"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("model.epsilon_below_delta: clamp"), std::string::npos) << e.what();
   }
   // Inside the isotropic zone epsilon = delta, so a smaller epsilon there is no longer an error
   // only if the whole model is inside it: here it is not.
   c.model.isotropic_radius = 50;
   EXPECT_THROW(app::make_plan(c), ConfigError);
+}
+
+/// tti_config with delta 0.1 above 200 m and 0.3 below, epsilon 0.2: delta exceeds epsilon from
+/// z = 200 m (the model's points k = 20..43).
+io::Config tti_config_delta_above_epsilon_below(double deep_delta) {
+  auto c = tti_config();
+  c.model.delta.kind = io::ParameterConfig::Kind::layers;
+  c.model.delta.layers = {{0, 0.1}, {200, deep_delta}};
+  return c;
+}
+
+TEST(TtiPlan, ClampLowersDeltaToEpsilonWhereItExceedsIt) {
+  auto c = tti_config_delta_above_epsilon_below(0.3);
+  EXPECT_THROW(app::make_plan(c), ConfigError);  // the default policy: error
+  c.model.epsilon_below_delta = "clamp";
+  const auto plan = app::make_plan(c);
+  EXPECT_EQ(plan.delta_clamped, 40 * 36 * 24);
+  EXPECT_FLOAT_EQ(plan.delta_max, 0.2f);  // the ranges and the time step see the clamped model
+  EXPECT_FLOAT_EQ(plan.delta_min, 0.1f);
+  const auto clamp_warning = std::find_if(plan.warnings.begin(), plan.warnings.end(), [](const std::string& w) {
+    return w.find("model.epsilon_below_delta") != std::string::npos;
+  });
+  ASSERT_NE(clamp_warning, plan.warnings.end());
+  EXPECT_NE(clamp_warning->find("delta lowered to epsilon at 34560 of the model's points (54.5"), std::string::npos)
+      << *clamp_warning;
+  const auto unclamped = app::make_plan(tti_config());  // no warning where nothing was clamped
+  EXPECT_EQ(unclamped.delta_clamped, 0);
+  for (const auto& w : unclamped.warnings) EXPECT_EQ(w.find("epsilon_below_delta"), std::string::npos) << w;
+  EXPECT_NE(app::describe(plan).find("lowered to epsilon at 34560 points"), std::string::npos);
+  // Above 200 m the model is untouched (b = 0.2); below it is elliptic (b = 0, a = 1 + 2 eps).
+  const auto& t = plan.tti_problem;
+  const auto m = kernels::medium_box(t.grid);
+  for (double z : {150.0, 190.0, 200.0, 300.0}) {
+    const auto idx = t.grid.index_of({200, 180, z});
+    const int i = std::lround(idx[0]), j = std::lround(idx[1]), k = std::lround(idx[2]);
+    const float b = t.b[(static_cast<size_t>(i) * t.grid.shape.j + j) * t.grid.shape.k + k];
+    const float a = t.a[(static_cast<size_t>(i - m.lo.i) * m.n.j + (j - m.lo.j)) * m.n.k + (k - m.lo.k)];
+    EXPECT_FLOAT_EQ(b, z < 200 ? 0.2f : 0.0f) << z;
+    EXPECT_FLOAT_EQ(a, z < 200 ? 1.2f : 1.4f) << z;
+  }
+}
+
+TEST(TtiPlan, AClampedRunEqualsTheModelWithDeltaLoweredByHand) {
+  auto clamped = tti_config_delta_above_epsilon_below(0.3);
+  clamped.model.epsilon_below_delta = "clamp";
+  const auto by_hand = tti_config_delta_above_epsilon_below(0.2);
+  EXPECT_EQ(app::make_plan(by_hand).delta_clamped, 0);
+  const auto a = testing::run_config(clamped).run.seismogram;
+  const auto b = testing::run_config(by_hand).run.seismogram;
+  ASSERT_FALSE(a.empty());
+  EXPECT_GT(*std::max_element(a.begin(), a.end()), 0.0f);
+  EXPECT_EQ(a, b);
 }
 
 TEST(TtiPlan, TimeStepAndMediumFollowTheConfig) {

@@ -551,7 +551,19 @@ TEST(ConfigTti, AbsentKeysDefaultToZero) {
     EXPECT_EQ(p->scale, 1);
   }
   EXPECT_EQ(c.model.isotropic_radius, 0);
+  EXPECT_EQ(c.model.epsilon_below_delta, "error");
   EXPECT_EQ(c.output.record, "p");
+}
+
+TEST(ConfigTti, EpsilonBelowDeltaTakesErrorOrClamp) {
+  EXPECT_EQ(parse_config(tti_config("  epsilon_below_delta: clamp\n"), {}, "").model.epsilon_below_delta,
+            "clamp");
+  EXPECT_EQ(parse_config(tti_config("  epsilon_below_delta: error\n"), {}, "").model.epsilon_below_delta,
+            "error");
+  EXPECT_TRUE(contains(error_of(tti_config("  epsilon_below_delta: clip\n")),
+                       {"model.epsilon_below_delta (line 6)", "unknown value", "clip", "error", "clamp"}));
+  EXPECT_TRUE(contains(error_of(tti_config("  epsilon_below_delta: clamp\n", "acoustic_iso")),
+                       {"model.epsilon_below_delta (line 6)", "only for propagator: acoustic_tti"}));
 }
 
 TEST(ConfigTti, ParametersTakeEveryFormOfVp) {
