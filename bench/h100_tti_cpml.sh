@@ -7,7 +7,9 @@
 # Environment: KERNEL (default swic_split_tma:32x16x64), SHAPES (default 512,1000), SKIP_TESTS=1,
 # GPU_TESTS (a ctest -R regex for the gpu-labelled tests; default all),
 # SKIP_NCU=1, MPI=1 (configs/tti.yaml with the CPML on the GPU, one process and 2 ranks sharing
-# the GPU: the seismograms compared).
+# the GPU: the seismograms compared), SKIP_MPI=1 (no distributed test), BENCH_KERNELS (the bench's
+# kernels; default KERNEL), BENCH_SET (one more --set for the bench's model, e.g.
+# model.theta.constant=0: VTI).
 set -uo pipefail
 out=${OUT:-/tmp}
 kernel=${KERNEL:-swic_split_tma:32x16x64}
@@ -20,19 +22,23 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
   OMP_NUM_THREADS=4 ctest --test-dir build -R "TtiCpml|TtiLayer.Cpml" -j4 --output-on-failure > "$out/ctest-tti.log" 2>&1
   # Distributed TTI on the GPU with the chosen family (its own CPML launch where it has one): 2
   # ranks sharing the GPU, every decomposition against one rank.
-  MINIMOD_TEST_BACKEND=cuda MINIMOD_TEST_KERNEL="$kernel" OMP_NUM_THREADS=4 OMPI_ALLOW_RUN_AS_ROOT=1 \
-    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -n 2 --bind-to none build/tests/mpi_rank_tests \
-    --gtest_filter='FreeFaces/*:CpmlFreeFaces/*' > "$out/mpi-tti-kernel.log" 2>&1
+  [ "${SKIP_MPI:-0}" = 1 ] ||
+    MINIMOD_TEST_BACKEND=cuda MINIMOD_TEST_KERNEL="$kernel" OMP_NUM_THREADS=4 OMPI_ALLOW_RUN_AS_ROOT=1 \
+      OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -n 2 --bind-to none build/tests/mpi_rank_tests \
+      --gtest_filter='FreeFaces/*:CpmlFreeFaces/*' > "$out/mpi-tti-kernel.log" 2>&1
   grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)" "$out/ctest-gpu.log"
-  grep -hE "PASSED|FAILED  \]" "$out/mpi-tti-kernel.log" | sort | uniq -c | sed "s/^/$kernel distributed TTI: /"
+  grep -hsE "PASSED|FAILED  \]" "$out/mpi-tti-kernel.log" | sort | uniq -c | sed "s/^/$kernel distributed TTI: /"
   grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)|Skipped" "$out/ctest-tti.log"
   echo "tests: $(( $(date +%s) - start )) s"
 fi
-echo "== acoustic_tti, $kernel: sponge and CPML layer"
-build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$kernel" --shapes "${SHAPES:-512,1000}" \
-  --steps 20 --set boundary.pml.tti=sponge 2>&1 | tee "$out/bench-sponge.log" | grep '^|' | sed "s/^/sponge /"
-build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$kernel" --shapes "${SHAPES:-512,1000}" \
-  --steps 20 --set boundary.pml.tti=cpml 2>&1 | tee "$out/bench-cpml.log" | grep '^|' | sed "s/^/cpml /"
+bench_kernels=${BENCH_KERNELS:-$kernel}
+extra=()
+[ -n "${BENCH_SET:-}" ] && extra=(--set "$BENCH_SET")
+echo "== acoustic_tti, $bench_kernels: sponge and CPML layer ${BENCH_SET:-}"
+build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$bench_kernels" --shapes "${SHAPES:-512,1000}" \
+  --steps 20 --set boundary.pml.tti=sponge "${extra[@]}" 2>&1 | tee "$out/bench-sponge.log" | grep '^|' | sed "s/^/sponge /"
+build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$bench_kernels" --shapes "${SHAPES:-512,1000}" \
+  --steps 20 --set boundary.pml.tti=cpml "${extra[@]}" 2>&1 | tee "$out/bench-cpml.log" | grep '^|' | sed "s/^/cpml /"
 if [ "${SKIP_NCU:-0}" != 1 ] && command -v ncu > /dev/null; then
   echo "== ncu, the CPML layer's kernels (512^3, one step: six slabs each)"
   ncu --kernel-name regex:"tti_cpml|tti" --launch-skip 13 --launch-count 13 \

@@ -378,12 +378,20 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives(const TtiCpmlArgs& c, c
     tti_flux_derivatives_by_lookup<A>(c, slab, i, j, k, x, dv_perp, dv_axis);
 }
 
-/// The 73-point operator's rows (physics::tti_rows73) at offset o from the step's arrays.
-/// Branch-free, so the CPU reference evaluates a row of them as one vector loop.
-MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows tti_rows_at(const TtiStepArgs& g, std::int64_t o) {
+/// The operator's rows at offset o from the step's arrays: physics::tti_rows73, or vti_rows25
+/// (Vti; where g.vti). Branch-free, so the CPU reference evaluates a row of them as one vector loop.
+template <bool Vti>
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows tti_rows_of(const TtiStepArgs& g, std::int64_t o) {
   const TtiGlobalPoint pt{g, o};
-  return physics::tti_rows73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
-                             [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.stencil);
+  const auto field = [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); };
+  const auto medium = [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); };
+  if constexpr (Vti) return physics::vti_rows25(field, medium, g.stencil);
+  else return physics::tti_rows73(field, medium, g.stencil);
+}
+
+/// tti_rows_of for the step's operator (g.vti), for the kernels that take one point at a time.
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows tti_rows_at(const TtiStepArgs& g, std::int64_t o) {
+  return g.vti ? tti_rows_of<true>(g, o) : tti_rows_of<false>(g, o);
 }
 
 /// The end of pass 2 at layer point (i, j, k), compact index x, given its rows (tti_rows_at) and

@@ -28,6 +28,7 @@ struct TtiStepArgs {
   float inv_4h2[3];
   physics::TtiStencil stencil;
   physics::Box3 inner;                        // points outside it are PML
+  bool vti = false;                           // AcousticTtiProblem::vti: tti_rhs_at takes vti_rhs25
 };
 
 /// Reads through __ldg on the GPU (read-only data path), plainly on the host.
@@ -144,18 +145,26 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiCentre tti_centre_at(const TtiStepArg
   return physics::tti_centre([&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, g.weights);
 }
 
-/// The right-hand sides (tti_rhs73) at offset o from the step's arrays. Branch-free, so the CPU
-/// reference evaluates a row of them as one vector loop.
-MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs tti_rhs_at(const TtiStepArgs& g, std::int64_t o) {
+/// The right-hand sides at offset o from the step's arrays: tti_rhs73, or its VTI form vti_rhs25
+/// (Vti; where g.vti). Branch-free, so the CPU reference evaluates a row of them as one vector loop.
+template <bool Vti>
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs tti_rhs_of(const TtiStepArgs& g, std::int64_t o) {
   const TtiGlobalPoint pt{g, o};
-  return physics::tti_rhs73([&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); },
-                            [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); }, load(g.b.origin + o),
-                            g.stencil);
+  const auto field = [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); };
+  const auto medium = [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); };
+  if constexpr (Vti) return physics::vti_rhs25(field, medium, load(g.b.origin + o), g.stencil);
+  else return physics::tti_rhs73(field, medium, load(g.b.origin + o), g.stencil);
+}
+
+/// tti_rhs_of for the step's operator (g.vti), for the kernels that take one point at a time.
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs tti_rhs_at(const TtiStepArgs& g, std::int64_t o) {
+  return g.vti ? tti_rhs_of<true>(g, o) : tti_rhs_of<false>(g, o);
 }
 
 /// An inner point (g.inner) at offset o: the right-hand sides, then the leapfrog.
+template <bool Vti>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_inner_point(const TtiStepArgs& g, std::int64_t o) {
-  tti_leapfrog(g, o, tti_rhs_at(g, o));
+  tti_leapfrog(g, o, tti_rhs_of<Vti>(g, o));
 }
 
 /// One point of the step: the right-hand sides from the arrays (tti_rhs73), then the update.

@@ -44,6 +44,11 @@ struct AcousticTtiProblem {
   std::vector<float> theta, phi, a;
   std::array<bool, 6> free_surface{};
   bool record_q = false;  // receivers sample q instead of p
+  // The symmetry axis is vertical (theta = 0) over the whole medium box of the whole model: the
+  // points take the VTI form of the operator (physics::vti_rhs25, 25 points, equal to tti_rhs73
+  // there to round-off). Set by finish_problem; a subdomain keeps its global problem's, so that
+  // every decomposition evaluates the same formula.
+  bool vti = false;
   physics::TtiStencil stencil{};
   std::array<float, 3> inv_4h2{};
   /// The regions to update (inner first; points outside the inner box take the damped update).
@@ -95,8 +100,9 @@ physics::Box3 inner_box(const AcousticTtiProblem& problem);
 /// The box theta, phi and a cover: the grid grown by the stencil radius on every side.
 physics::Box3 medium_box(const physics::Grid& grid);
 
-/// Fill the derived numbers (stencil weights, inv_4h2) from the grid spacing, and extend
-/// grid-sized theta, phi, a to medium_box(). Throws std::invalid_argument on other sizes.
+/// Fill the derived numbers (stencil weights, inv_4h2, vti) from the grid spacing and the medium,
+/// and extend grid-sized theta, phi, a to medium_box(). Throws std::invalid_argument on other
+/// sizes.
 void finish_problem(AcousticTtiProblem& problem);
 
 /// The medium as the operator reads it (physics::TtiMediumPoint: nx, ny, nz, 1 / a) on `layout`,

@@ -170,6 +170,49 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_rhs73(const AtField& field, const AtMe
   return {a * (perp + axis), b * perp};
 }
 
+/// Whether the symmetry axis of (theta, phi) is vertical as tti_axis computes it (n = (0, 0, 1):
+/// theta = 0), where tti_rhs73 reduces to vti_rhs25.
+MM_HOST_DEVICE MM_FORCE_INLINE bool tti_axis_is_vertical(float theta, float phi) {
+  const TtiAxis n = tti_axis(theta, phi);
+  return n.nx == 0.0f && n.ny == 0.0f && n.nz == 1.0f;
+}
+
+/// The operator where the medium around the point is VTI (tti_axis_is_vertical at all 73 points;
+/// delta may vary): C_perp = diag(1, 1, 0) is constant, so div(C_perp grad s) is the x and y
+/// lines' second derivatives of s = p + q; C_axis = e_z e_z^T / a leaves the z line's pairs of p
+/// with (1/a(x) + 1/a(y)) / 2; every mixed group's pair weights are zero. 25 points instead of
+/// 73, 16 of s and 8 of p, with tti_rhs73's accessors: the same pair sums added in another order,
+/// the x and y lines' centre taken with the weight c0, so equal to tti_rhs73 (and its rows to
+/// tti_rows73) there to round-off (tests/kernels/tti_split_test.cpp).
+struct VtiLines {
+  float xx, yy;  // d2s/dx2, d2s/dy2: C_perp's rows x and y (its row z is 0)
+  float zz;      // div(C_axis grad p): C_axis's row z (its rows x and y are 0)
+  float a;       // 1 + 2 delta at the point
+};
+template <class AtField, class AtMedium>
+MM_HOST_DEVICE MM_FORCE_INLINE VtiLines vti_lines25(const AtField& field, const AtMedium& medium, const TtiStencil& s) {
+  const TtiFieldPoint f0 = field(0, 0, 0);
+  const float inv_a0 = medium(0, 0, 0).inv_a;
+  float xx = s.c0[0] * f0.s, yy = s.c0[1] * f0.s, zz = 0;
+MM_UNROLL
+  for (int m = 1; m <= kRadius; ++m) {
+    xx += s.c[0][m - 1] * (field(m, 0, 0).s + field(-m, 0, 0).s);
+    yy += s.c[1][m - 1] * (field(0, m, 0).s + field(0, -m, 0).s);
+    zz += s.c[2][m - 1] * ((inv_a0 + medium(0, 0, m).inv_a) * (field(0, 0, m).p - f0.p) +
+                           (inv_a0 + medium(0, 0, -m).inv_a) * (field(0, 0, -m).p - f0.p));
+  }
+  return {xx, yy, 0.5f * zz, 1.0f / inv_a0};
+}
+
+/// tti_rhs73 where the medium around the point is VTI (vti_lines25).
+template <class AtField, class AtMedium>
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs vti_rhs25(const AtField& field, const AtMedium& medium, float b,
+                                                const TtiStencil& s) {
+  const VtiLines l = vti_lines25(field, medium, s);
+  const float perp = l.xx + l.yy;
+  return {l.a * (perp + l.zz), b * perp};
+}
+
 /// div(C grad f) of both tensors by rows, row a = d_a (C grad f)_a, for the CPML (whose memory
 /// term of axis a filters row a only): the pure group aa and half of each mixed group that
 /// involves a (the 73-point mixed groups stand for d_a C_ab d_b + d_b C_ba d_a together, equal
@@ -205,6 +248,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_rows73(const AtField& field, const At
     ga[t] += wa;
   });
   return rows_of_groups<TtiRows>(gp, ga);
+}
+
+/// tti_rows73 where the medium around the point is VTI (vti_lines25).
+template <class AtField, class AtMedium>
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRows vti_rows25(const AtField& field, const AtMedium& medium, const TtiStencil& s) {
+  const VtiLines l = vti_lines25(field, medium, s);
+  return {{l.xx, l.yy, 0.0f}, {0.0f, 0.0f, l.zz}};
 }
 
 // --- The split (product) form of the same operator --------------------------------------------

@@ -59,6 +59,11 @@ void finish_problem(AcousticTtiProblem& p) {
         }
     v->swap(out);
   }
+  bool vertical = true;
+#pragma omp parallel for reduction(&& : vertical)
+  for (std::int64_t o = 0; o < m.points(); ++o)
+    vertical = vertical && physics::tti_axis_is_vertical(p.theta[static_cast<size_t>(o)], p.phi[static_cast<size_t>(o)]);
+  p.vti = vertical;
 }
 
 std::vector<pml::Region> problem_regions(const AcousticTtiProblem& p) {
@@ -72,10 +77,18 @@ namespace {
 #define MM_ROW_FUNCTION __attribute__((noinline, flatten))
 
 /// The inner points [k0, k1) of the row whose point k = 0 is at offset o0: one vector loop (the
-/// stencil's loops are unrolled: MM_UNROLL), the same arithmetic per point as tti_update_point.
-MM_ROW_FUNCTION void tti_inner_row(const TtiStepArgs& g, std::int64_t o0, int k0, int k1) {
+/// stencil's loops are unrolled: MM_UNROLL), the same arithmetic per point as tti_update_point;
+/// tti_rhs73 (tti_inner_row) or, where the problem is VTI, vti_rhs25 (vti_inner_row).
+template <bool Vti>
+MM_FORCE_INLINE void inner_row(const TtiStepArgs& g, std::int64_t o0, int k0, int k1) {
 #pragma omp simd
-  for (int k = k0; k < k1; ++k) tti_inner_point(g, o0 + k);
+  for (int k = k0; k < k1; ++k) tti_inner_point<Vti>(g, o0 + k);
+}
+MM_ROW_FUNCTION void tti_inner_row(const TtiStepArgs& g, std::int64_t o0, int k0, int k1) {
+  inner_row<false>(g, o0, k0, k1);
+}
+MM_ROW_FUNCTION void vti_inner_row(const TtiStepArgs& g, std::int64_t o0, int k0, int k1) {
+  inner_row<true>(g, o0, k0, k1);
 }
 
 /// Points [k0, k1) of a row in chunks of kChunk: vector(k, slot) over a chunk as one vector loop
@@ -92,19 +105,26 @@ MM_FORCE_INLINE void by_chunks(int k0, int k1, const Vector& vector, const Scala
   }
 }
 
-/// The layer points [k0, k1) of row (i, j) (outside g.inner, the sponge): their right-hand sides,
-/// then the damped update.
-MM_ROW_FUNCTION void tti_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
+/// The layer points [k0, k1) of row (i, j) (outside g.inner, the sponge): their right-hand sides
+/// (tti_rhs73 or, VTI, vti_rhs25), then the damped update.
+template <bool Vti>
+MM_FORCE_INLINE void layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
   float rp[kChunk], rq[kChunk];
   const std::int64_t o0 = g.p.offset(i, j, 0);
   by_chunks(
       k0, k1,
       [&](int k, int slot) {
-        const physics::TtiRhs r = tti_rhs_at(g, o0 + k);
+        const physics::TtiRhs r = tti_rhs_of<Vti>(g, o0 + k);
         rp[slot] = r.p;
         rq[slot] = r.q;
       },
       [&](int k, int slot) { tti_update_from_rhs(g, i, j, k, o0 + k, {rp[slot], rq[slot]}); });
+}
+MM_ROW_FUNCTION void tti_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
+  layer_row<false>(g, i, j, k0, k1);
+}
+MM_ROW_FUNCTION void vti_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
+  layer_row<true>(g, i, j, k0, k1);
 }
 
 /// The CPML's pass 1 at the layer's points [k0, k1) of row (i, j) (compact index of k0 x0): psi
@@ -171,19 +191,28 @@ MM_FORCE_INLINE void flux_derivatives_row(const TtiCpmlArgs& c, const physics::B
     tti_flux_derivatives_by_lookup<A>(c, slab, i, j, k, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
 }
 
-/// The operator rows (tti_rows_at) of points [c0, c1) of the row whose point k = 0 is at offset o0,
+/// The operator rows (tti_rows_of) of points [c0, c1) of the row whose point k = 0 is at offset o0,
 /// into perp[a][k - c0], axis[a][k - c0]: one vector loop, in a function of its own so that the
-/// compiler inlines the whole 73-point operator into it.
-MM_ROW_FUNCTION void tti_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1, float (&perp)[3][kChunk],
-                                    float (&axis)[3][kChunk]) {
+/// compiler inlines the whole 73-point operator into it (vti_rows_chunk: the VTI form's rows).
+template <bool Vti>
+MM_FORCE_INLINE void rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1, float (&perp)[3][kChunk],
+                                float (&axis)[3][kChunk]) {
 #pragma omp simd
   for (int k = c0; k < c1; ++k) {
-    const physics::TtiRows r = tti_rows_at(g, o0 + k);
+    const physics::TtiRows r = tti_rows_of<Vti>(g, o0 + k);
     for (int a = 0; a < 3; ++a) {
       perp[a][k - c0] = r.perp[a];
       axis[a][k - c0] = r.axis[a];
     }
   }
+}
+MM_ROW_FUNCTION void tti_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1, float (&perp)[3][kChunk],
+                                    float (&axis)[3][kChunk]) {
+  rows_chunk<false>(g, o0, c0, c1, perp, axis);
+}
+MM_ROW_FUNCTION void vti_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1, float (&perp)[3][kChunk],
+                                    float (&axis)[3][kChunk]) {
+  rows_chunk<true>(g, o0, c0, c1, perp, axis);
 }
 
 /// The CPML layer's points [k0, k1) of row (i, j), all in slab `slab`, compact index of k0 x0, in
@@ -197,7 +226,7 @@ MM_ROW_FUNCTION void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs&
   const int kin_lo = slab.lo.k + physics::kRadius, kin_hi = slab.lo.k + slab.n.k - physics::kRadius;
   for (int c0 = k0; c0 < k1; c0 += kChunk) {
     const int c1 = std::min(k1, c0 + kChunk);
-    tti_rows_chunk(g, o0, c0, c1, perp, axis);
+    (g.vti ? vti_rows_chunk : tti_rows_chunk)(g, o0, c0, c1, perp, axis);
     flux_derivatives_row<0>(c, slab, i, j, k0, x0, c0, c1, in_i, kin_lo, kin_hi, dv_perp[0], dv_axis[0]);
     flux_derivatives_row<1>(c, slab, i, j, k0, x0, c0, c1, in_j, kin_lo, kin_hi, dv_perp[1], dv_axis[1]);
     flux_derivatives_row<2>(c, slab, i, j, k0, x0, c0, c1, false, kin_lo, kin_hi, dv_perp[2], dv_axis[2]);
@@ -546,12 +575,14 @@ class CpuAcousticTti final : public Propagator {
       g.inv_4h2[a] = p_.inv_4h2[static_cast<size_t>(a)];
     }
     g.stencil = p_.stencil;
+    g.vti = p_.vti;
     g.inner = inner_;
     return g;
   }
 
   /// The TTI step at every point of `box`: a row's inner points as one vector loop
-  /// (tti_inner_row), its layer points by the sponge's damped update (tti_layer_row) or the
+  /// (tti_inner_row; vti_inner_row where the problem is VTI), its layer points by the sponge's
+  /// damped update (tti_layer_row, vti_layer_row) or the
   /// CPML's pass 2 (tti_cpml_layer_row, with the slab that holds them). One parallel region a
   /// step: this runs for up to 10,000 small steps in the tests, where each region's barrier shows.
   void update(const Box3& box) {
@@ -563,7 +594,7 @@ class CpuAcousticTti final : public Propagator {
     const auto layer_points = [&](int i, int j, int k0, int k1) {  // [k0, k1): one slab
       if (k0 >= k1) return;
       if (!cpml) {
-        tti_layer_row(g, i, j, k0, k1);
+        (g.vti ? vti_layer_row : tti_layer_row)(g, i, j, k0, k1);
         return;
       }
       tti_cpml_layer_row(g, cpml_, slabs[cpml_.layer.slab_of(i, j, k0)], i, j, k0, k1, cpml_.layer(i, j, k0));
@@ -579,7 +610,7 @@ class CpuAcousticTti final : public Propagator {
           k1 = in.hi().k;
         }
         layer_points(i, j, lo.k, k0);
-        if (k0 < k1) tti_inner_row(g, g.p.offset(i, j, 0), k0, k1);
+        if (k0 < k1) (g.vti ? vti_inner_row : tti_inner_row)(g, g.p.offset(i, j, 0), k0, k1);
         layer_points(i, j, k1, hi.k);
       }
   }

@@ -476,6 +476,7 @@ class CudaAcousticTti final : public Propagator {
     }
     g.stencil = p_.stencil;
     g.weights = physics::make_tti_weights(p_.stencil);
+    g.vti = p_.vti;
     g.inner = inner_;
     return g;
   }

@@ -4,6 +4,7 @@
 // point of p and q and every trace sample checked. Skipped where no GPU exists.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -42,12 +43,26 @@ kernels::AcousticTtiProblem with_cpml_layer(kernels::AcousticTtiProblem p) {
   return p;
 }
 
-void expect_equal_to_cpu(const std::string& kernel, const Index3& n, unsigned seed, bool cpml = false) {
+/// random_tti with its axis vertical everywhere (VTI: delta, eps and vp still vary), which
+/// finish_problem marks, so that the propagators take the VTI form (physics::vti_rhs25).
+kernels::AcousticTtiProblem made_vti(kernels::AcousticTtiProblem p) {
+  std::fill(p.theta.begin(), p.theta.end(), 0.0f);
+  kernels::finish_problem(p);
+  return p;
+}
+
+/// `vti`: on made_vti's model, the GPU's VTI form against the CPU's 73-point form (vti cleared).
+void expect_equal_to_cpu(const std::string& kernel, const Index3& n, unsigned seed, bool cpml = false,
+                         bool vti = false) {
   for (const bool free_top : {false, true}) {
-    SCOPED_TRACE(kernel + (free_top ? " (free top)" : "") + (cpml ? " (CPML layer)" : ""));
-    const auto random = testing::random_tti(seed, n, free_top);
+    SCOPED_TRACE(kernel + (free_top ? " (free top)" : "") + (cpml ? " (CPML layer)" : "") + (vti ? " (VTI)" : ""));
+    auto random = testing::random_tti(seed, n, free_top);
+    if (vti) random = made_vti(random);
+    ASSERT_EQ(random.vti, vti);
     const auto problem = cpml ? with_cpml_layer(random) : random;
-    auto cpu = kernels::make_cpu_acoustic_tti(problem);
+    auto general = problem;
+    general.vti = false;
+    auto cpu = kernels::make_cpu_acoustic_tti(general);
     auto gpu = kernels::make_acoustic_tti(problem, "cuda", kernel);
     const auto pts = problem.grid.points();
     const auto box = problem.grid.box();
@@ -96,6 +111,15 @@ TEST(CudaTti, TheCpmlLayerEqualsTheCpuReferenceAtEveryPoint) {
         kernel.rfind("swic_split_tma:32x16", 0) == 0)
       expect_equal_to_cpu(kernel, {37, 29, 43}, 77, true);
   expect_equal_to_cpu("swic", {14, 20, 13}, 5, true);  // inner region 2 x 11 x 1: partial tiles
+}
+
+TEST(CudaTti, VtiModelsEqualTheCpusSeventyThreePointFormAtEveryPoint) {
+  // The point kernels (gmem; the CPML's pass 2) take the VTI form where the model is VTI, the
+  // staging families keep the 73-point one: both against the CPU's 73-point form.
+  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  for (const auto& kernel : tti_kernels())
+    if (kernel.rfind("gmem", 0) == 0 || kernel.rfind("swic_split_tma:32x16", 0) == 0)
+      for (const bool cpml : {false, true}) expect_equal_to_cpu(kernel, {37, 29, 43}, 78, cpml, true);
 }
 
 TEST(CudaTti, FamiliesHandleTilesLargerThanTheRegion) {

@@ -184,6 +184,55 @@ TEST(TtiSplitForm, WrongCentreWeightIsCaught) {
             kTolerance);
 }
 
+// The VTI form (physics::vti_rhs25 and its rows vti_rows25, 25 points) equals the 73-point pair
+// form (tti_rhs73, tti_rows73) wherever the symmetry axis is vertical, delta and eps varying
+// (smoothly or point to point), the azimuth anything; and only there: with the medium's own tilt
+// it is far off.
+TEST(VtiForm, EqualsThePairFormWhereTheAxisIsVertical) {
+  const Box box{12};
+  const std::array<double, 3> h{10, 12.5, 8};
+  const physics::TtiStencil st = physics::make_tti_stencil(h);
+  const double scale_weights = [&] {
+    double sum = 0;
+    physics::for_each_tti_neighbour(physics::make_tti_weights(st), [&](int, int, int, int, float wt) { sum += std::fabs(wt); });
+    return sum;
+  }();
+  for (const bool rough : {false, true}) {
+    Case c = make_case(box, 11, rough, !rough);
+    double field_max = 0;
+    for (const auto& f : c.field) field_max = std::max({field_max, double(std::fabs(f.s)), double(std::fabs(f.p))});
+    const double scale = scale_weights * field_max;
+    Case vti = c;
+    for (size_t o = 0; o < vti.medium.size(); ++o) {
+      const float phi = 0.37f * static_cast<float>(o % 17);  // the azimuth of a vertical axis is moot
+      ASSERT_TRUE(physics::tti_axis_is_vertical(0.0f, phi));
+      vti.medium[o] = physics::tti_medium_point(0.0f, phi, 1.0f / c.medium[o].inv_a);
+    }
+    double worst = 0, tilted_worst = 0;
+    for_each_point(box, vti, [&](const auto& field, const auto& medium, float b) {
+      const physics::TtiRhs pair = physics::tti_rhs73(field, medium, b, st);
+      const physics::TtiRhs v = physics::vti_rhs25(field, medium, b, st);
+      testing::keep_worst(worst, std::fabs(double(v.p) - pair.p) / scale);
+      testing::keep_worst(worst, std::fabs(double(v.q) - pair.q) / scale);
+      const physics::TtiRows rows = physics::tti_rows73(field, medium, st);
+      const physics::TtiRows vrows = physics::vti_rows25(field, medium, st);
+      for (int a = 0; a < 3; ++a) {
+        testing::keep_worst(worst, std::fabs(double(vrows.perp[a]) - rows.perp[a]) / scale);
+        testing::keep_worst(worst, std::fabs(double(vrows.axis[a]) - rows.axis[a]) / scale);
+      }
+    });
+    for_each_point(box, c, [&](const auto& field, const auto& medium, float b) {
+      const physics::TtiRhs pair = physics::tti_rhs73(field, medium, b, st);
+      const physics::TtiRhs v = physics::vti_rhs25(field, medium, b, st);
+      testing::keep_worst(tilted_worst, std::fabs(double(v.p) - pair.p) / scale);
+    });
+    EXPECT_LT(worst, kTolerance) << (rough ? "rough" : "smooth");
+    EXPECT_GT(tilted_worst, 1e-3) << (rough ? "rough" : "smooth");
+  }
+  EXPECT_FALSE(physics::tti_axis_is_vertical(1e-3f, 0.0f));
+  EXPECT_FALSE(physics::tti_axis_is_vertical(3.14159265f, 0.0f));  // sin(pi) is not 0 in float
+}
+
 // The rows of the operator (physics::tti_rows73, what the CPML filters axis by axis) add up to
 // the pair form at every point, on rough and smooth media and fields.
 TEST(TtiRows, AddUpToThePairForm) {

@@ -2,6 +2,7 @@
 // arrival times, the stable time step, and long-run stability on random smooth models.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <functional>
 #include <random>
@@ -195,6 +196,49 @@ TEST(Tti, TiltedAxisEqualsVtiWithTheAxesSwapped) {
     EXPECT_LT(worst / max_abs(ref_p), 1e-5) << "axis swap " << perm[0] << perm[1] << perm[2];
     EXPECT_LT(testing::max_difference(got, ref, ref.size()) / max_abs(ref), 1e-5);
   }
+}
+
+TEST(Tti, VtiModelsTakeThe25PointFormEqualToThe73PointOne) {
+  // theta = 0 everywhere (any azimuth), vp, eps and delta varying point to point: finish_problem
+  // marks the problem VTI, and its steps (physics::vti_rhs25) equal those of the 73-point form
+  // (the same problem with vti cleared) to round-off, with the sponge and with the CPML layer.
+  const Index3 n{30, 28, 32};
+  const double h = 10, dt = 0.5 * physics::tti_critical_dt(3000, {h, h, h}, 0.35, -0.05, 0.15), f = 18;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<Medium> media(static_cast<size_t>(n.i) * n.j * n.k);
+  for (auto& m : media) {
+    m.v = 1800 + 1200 * u(rng);
+    m.delta = -0.05 + 0.2 * u(rng);
+    m.eps = m.delta + 0.2 * u(rng);
+    m.phi = 6 * u(rng);
+  }
+  const auto at = [&](int i, int j, int k) { return media[(static_cast<size_t>(i) * n.j + j) * n.k + k]; };
+  const Index3 src{14, 13, 15};
+  const std::vector<Index3> rec = {{3, 13, 15}, {14, 25, 15}, {14, 13, 29}, {24, 6, 9}};
+  for (const auto layer : {kernels::TtiLayer::sponge, kernels::TtiLayer::cpml}) {
+    auto vti = tti_problem(n, h, dt, 6, at);
+    if (layer == kernels::TtiLayer::cpml) kernels::use_cpml_layer(vti, pml::CpmlParams{dt, 3000});
+    ASSERT_TRUE(vti.vti);
+    auto general = vti;
+    general.vti = false;
+    std::vector<float> p_vti, p_general;
+    auto a = kernels::make_cpu_acoustic_tti(vti);
+    auto b = kernels::make_cpu_acoustic_tti(general);
+    const auto traces_vti = run(*a, n, src, rec, 150, dt, f, &p_vti);
+    const auto traces_general = run(*b, n, src, rec, 150, dt, f, &p_general);
+    ASSERT_GT(max_abs(p_general), 0);
+    const char* name = layer == kernels::TtiLayer::cpml ? "cpml" : "sponge";
+    EXPECT_LT(testing::max_difference(p_vti, p_general, p_vti.size()) / max_abs(p_general), 1e-5) << name;
+    EXPECT_LT(testing::max_difference(traces_vti, traces_general, traces_vti.size()) / max_abs(traces_general), 1e-5)
+        << name;
+  }
+  // One tilted point anywhere, even in the layer, and the problem is not VTI.
+  EXPECT_FALSE(tti_problem(n, h, dt, 6, [&](int i, int j, int k) {
+                 Medium m = at(i, j, k);
+                 if (i == 0 && j == 27 && k == 31) m.theta = 0.01;
+                 return m;
+               }).vti);
 }
 
 /// First-arrival time (s) of receiver r: where |trace| first reaches 30% of its largest value,
