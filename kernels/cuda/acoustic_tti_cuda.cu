@@ -102,10 +102,14 @@ __global__ void fill_row_centres(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 sla
 }
 // Built for 4 blocks of 256 threads per SM (64 registers, 40 B spilled): 15.69 GPts/s at 1000^3
 // on an H200 against 14.69 at 76 registers and 3 blocks (bench/results/2026-11-27-h200-tti-cpml.md).
+// The operator's rows by the 73-point form or, Vti (TtiStepArgs::vti), the VTI form: one kernel
+// for each, since both in one spilled 312 B instead of 56.
+template <bool Vti>
 __global__ void __launch_bounds__(256, 4) tti_cpml_layer(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab,
                                                          physics::Box3 part, std::int64_t start) {
   const SlabPoint pt = slab_point(slab, part, start);
-  if (pt.valid) tti_cpml_layer_point(g, c, slab, pt.i, pt.j, pt.k, pt.x);
+  if (pt.valid)
+    tti_cpml_layer_update(g, c, slab, pt.i, pt.j, pt.k, pt.x, tti_rows_of<Vti>(g, g.p.offset(pt.i, pt.j, pt.k)));
 }
 
 /// tti_cpml_layer with the rows given (TtiCpmlArgs::rows, from the family's CPML launch).
@@ -562,7 +566,8 @@ class CudaAcousticTti final : public Propagator {
   /// 1000^3 (bench/results/2026-11-27-session19-tti-cpml-k-faces.md).
   void cpml_layer(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
     if (family_->launch_tti_cpml_layer == nullptr || cpml_.rows == nullptr) {
-      launch_on_slabs(tti_cpml_layer, "tti_cpml_layer", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s);
+      launch_on_slabs(g.vti ? tti_cpml_layer<true> : tti_cpml_layer<false>, "tti_cpml_layer", g, cpml_, cpml_.layer,
+                      {0, 0, 0}, 0, part, s);
       return;
     }
     for_each_slab(cpml_.layer, {0, 0, 0}, part, [&](int slab, const Box3&, const Box3& q) {
