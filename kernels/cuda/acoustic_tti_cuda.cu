@@ -671,13 +671,19 @@ std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& pro
     weights = weights && CudaAcousticTti::fits(problem, kArrays + 2);
     const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_tti);
     auto prop = std::make_unique<CudaAcousticTti>(problem, start, start.tti_tunables.front(), weights, rows);
-    // With the CPML layer the family runs on the inner box only: a choice of its own.
+    // With the CPML layer the family runs on the inner box only: a choice of its own; a VTI
+    // model (which families only for VTI may take) too.
+    const std::string kind = std::string(problem.layer == TtiLayer::cpml ? "acoustic_tti cpml" : "acoustic_tti minimod") +
+                             (problem.vti ? " vti" : "");
     tune_in_place(*prop, PropagatorKind::acoustic_tti, problem.grid.shape,
-                  layer_key(problem.layer == TtiLayer::cpml ? "acoustic_tti cpml" : "acoustic_tti minimod",
-                            problem.pml.lo, problem.pml.hi));
+                  layer_key(kind, problem.pml.lo, problem.pml.hi));
     return prop;
   }
   const auto [family, tile] = parse_kernel(kernel, PropagatorKind::acoustic_tti);
+  if (family->tti_vti_only && !problem.vti)
+    throw ConfigError("config error: execution.kernel: " + family->name +
+                      " runs acoustic_tti only where the model is VTI (theta = 0 everywhere); this model's axis "
+                      "is tilted: choose another family or auto");
   return std::make_unique<CudaAcousticTti>(problem, *family, tile, family->tti_reads_centre_weights,
                                            family->launch_tti_cpml_layer != nullptr);
 }

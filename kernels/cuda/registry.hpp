@@ -96,6 +96,9 @@ struct KernelFamily {
   /// pass 2. Without it the layer kernel evaluates the rows too (the pair form, one thread a point).
   void (*launch_tti_cpml_layer)(const TtiStepArgs&, const TtiCpmlArgs&, int slab, const physics::Box3& region,
                                 cudaStream_t) = nullptr;
+  /// Its acoustic_tti launch takes VTI models only (TtiStepArgs::vti, physics::vti_rhs25) and
+  /// refuses others: `kernel: auto` skips it there, naming it in execution.kernel is an error.
+  bool tti_vti_only = false;
   /// Its acoustic_tti launch reads TtiStepArgs::kappa_perp/kappa_axis (the split form's centre
   /// weights): the propagator allocates those two arrays only for such a family.
   bool tti_reads_centre_weights = false;

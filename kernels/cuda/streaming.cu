@@ -23,12 +23,22 @@
 // Nothing is reordered: laplacian8 is evaluated through an accessor (x offsets -> queue,
 // j/k offsets -> shared plane) exactly as in the CPU reference.
 // Limits: TX, TY >= 4 (halo loading), compile-time per tunable; tile.z (chunk) any value >= 1.
+//
+// acoustic_tti on VTI models only (TtiStepArgs::vti: the axis vertical over the whole model; the
+// launch refuses others, so `kernel: auto` skips it there): the VTI form physics::vti_rhs25 by the
+// same streaming. It reads s = p + q along the x and y lines and p and 1/a along the z line, so
+// each thread keeps s(i-4 .. i+4) of its column in a register queue, and the current plane holds
+// s with its j halo and p and 1/a with their k halo in shared memory (no corner or cross halo).
+// The point update (tti_update_from_rhs: the leapfrog inside g.inner, the sponge's damped update
+// outside) reads what it needs at the point itself.
 #include <string>
 
 #include "kernels/cuda/column_queue.hpp"
 #include "kernels/cuda/registry.hpp"
+#include "kernels/tti_point.hpp"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
+#include "physics/tti.hpp"
 
 namespace minimod::kernels::cuda {
 namespace {
@@ -88,14 +98,79 @@ __global__ void __launch_bounds__(TX* TY) streaming_iso(IsoStepArgs a, int chunk
   }
 }
 
+template <int TX, int TY>
+__global__ void __launch_bounds__(TX* TY) streaming_vti(TtiStepArgs g, physics::Box3 region, int chunk) {
+  static_assert(TX >= R && TY >= R, "halo loading needs at least R threads per axis");
+  __shared__ float ss[TY + 2 * R][TX];                  // s = p + q, j halo
+  __shared__ float sp[TY][TX + 2 * R], sa[TY][TX + 2 * R];  // p and 1/a, k halo
+
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const physics::Index3 hi = region.hi();
+  const int k = region.lo.k + static_cast<int>(blockIdx.x) * TX + tx;
+  const int j = region.lo.j + static_cast<int>(blockIdx.y) * TY + ty;
+  const int i_begin = region.lo.i + static_cast<int>(blockIdx.z) * chunk;
+  const int i_end = min(i_begin + chunk, hi.i);
+
+  const bool writes = k < hi.k && j < hi.j;                   // owns outputs
+  const bool has_col = k < hi.k + R && j < hi.j + R;          // its column is read by the block
+  const bool jlo = ty < R && k < hi.k;                        // s(j-4, k)
+  const bool jhi = ty >= TY - R && k < hi.k && j < hi.j;      // s(j+4, k)
+  const bool klo = tx < R && j < hi.j;                        // p, 1/a (j, k-4)
+  const bool khi = tx >= TX - R && k < hi.k && j < hi.j;      // p, 1/a (j, k+4)
+
+  const std::int64_t sx = g.p.sx, sy4 = R * g.p.sy;  // every array shares p's layout
+  const auto s_at = [&g](std::int64_t o) { return __ldg(g.p.origin + o) + __ldg(g.q.origin + o); };
+  std::int64_t o = g.p.offset(i_begin, j, k);
+  float q[2 * R + 1];  // s(i-4 .. i+4) of the column
+  q[0] = 0.0f;
+#pragma unroll
+  for (int d = 0; d < 2 * R; ++d) q[d + 1] = has_col ? s_at(o + (d - R) * sx) : 0.0f;
+
+  for (int i = i_begin; i < i_end; ++i, o += sx) {
+#pragma unroll
+    for (int d = 0; d < 2 * R; ++d) q[d] = q[d + 1];
+    q[2 * R] = has_col ? s_at(o + R * sx) : 0.0f;
+    const float pc = has_col ? __ldg(g.p.origin + o) : 0.0f, ac = has_col ? __ldg(g.inv_a.origin + o) : 0.0f;
+    const float s_lo = jlo ? s_at(o - sy4) : 0.0f, s_hi = jhi ? s_at(o + sy4) : 0.0f;
+    const float p_lo = klo ? __ldg(g.p.origin + o - R) : 0.0f, a_lo = klo ? __ldg(g.inv_a.origin + o - R) : 0.0f;
+    const float p_hi = khi ? __ldg(g.p.origin + o + R) : 0.0f, a_hi = khi ? __ldg(g.inv_a.origin + o + R) : 0.0f;
+    __syncthreads();  // everyone is done reading the previous plane
+    ss[ty + R][tx] = q[R];
+    sp[ty][tx + R] = pc;
+    sa[ty][tx + R] = ac;
+    if (jlo) ss[ty][tx] = s_lo;
+    if (jhi) ss[ty + 2 * R][tx] = s_hi;
+    if (klo) {
+      sp[ty][tx] = p_lo;
+      sa[ty][tx] = a_lo;
+    }
+    if (khi) {
+      sp[ty][tx + 2 * R] = p_hi;
+      sa[ty][tx + 2 * R] = a_hi;
+    }
+    __syncthreads();
+    if (writes) {
+      // vti_rhs25 reads s on the x line (the queue) and the y line, p and 1/a on the z line.
+      const auto field = [&](int di, int dj, int dk) {
+        if (dj == 0 && dk == 0) return physics::TtiFieldPoint{q[R + di], di == 0 ? pc : 0.0f};
+        if (dk == 0) return physics::TtiFieldPoint{ss[ty + R + dj][tx], 0.0f};
+        return physics::TtiFieldPoint{0.0f, sp[ty][tx + R + dk]};
+      };
+      const auto medium = [&](int, int, int dk) { return physics::TtiMediumPoint{0.0f, 0.0f, 1.0f, sa[ty][tx + R + dk]}; };
+      tti_update_from_rhs(g, i, j, k, o, physics::vti_rhs25(field, medium, __ldg(g.b.origin + o), g.stencil));
+    }
+  }
+}
+
 struct Variant {
   int x, y;
   void (*kernel)(IsoStepArgs, int);
+  void (*vti)(TtiStepArgs, physics::Box3, int);
 };
 
 template <int TX, int TY>
 constexpr Variant variant() {
-  return {TX, TY, &streaming_iso<TX, TY>};
+  return {TX, TY, &streaming_iso<TX, TY>, &streaming_vti<TX, TY>};
 }
 
 const Variant kVariants[] = {variant<32, 8>(), variant<32, 16>(), variant<64, 8>(),
@@ -120,14 +195,35 @@ cudaFuncAttributes attributes(const Tile& t) {
   return attr;
 }
 
+void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, cudaStream_t s) {
+  const Variant& v = find(t);
+  if (!g.vti)
+    throw Error("streaming runs acoustic_tti only where the model is VTI (theta = 0 everywhere); this model's "
+                "axis is tilted: choose another execution.kernel");
+  if (region.empty()) return;
+  const dim3 grid(ceil_div(region.n.k, t.x), ceil_div(region.n.j, t.y), ceil_div(region.n.i, t.z));
+  v.vti<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, t.z);
+}
+
+cudaFuncAttributes tti_attributes(const Tile& t) {
+  cudaFuncAttributes attr{};
+  cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(find(t).vti));
+  return attr;
+}
+
 KernelFamily family() {
   KernelFamily f;
   f.name = "streaming";
-  f.propagators = {PropagatorKind::acoustic_iso};
+  f.propagators = {PropagatorKind::acoustic_iso, PropagatorKind::acoustic_tti};
   f.tunables = {{32, 8, 64}, {32, 16, 64}, {64, 8, 32}, {32, 4, 128}};
   f.launch = &launch;
-  f.description = "2.5D: stream i in chunks of z planes, u(i-4..i+4) register queue, (k,j) plane in smem";
+  f.description = "2.5D: stream i in chunks of z planes, u(i-4..i+4) register queue, (k,j) plane in smem "
+                  "(acoustic_tti: VTI models only)";
   f.attributes = &attributes;  // no dynamic shared memory
+  f.launch_tti = &launch_tti;
+  f.tti_tunables = {{32, 8, 64}, {32, 16, 64}, {64, 8, 32}, {32, 4, 128}};
+  f.tti_attributes = &tti_attributes;
+  f.tti_vti_only = true;
   return f;
 }
 

@@ -12,6 +12,7 @@
 #include "kernels/cuda/autotune.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/tti_propagator.hpp"
+#include "physics/error.hpp"
 #include "physics/tti.hpp"
 #include "pml/cpml.hpp"
 #include "blow_up_check.hpp"
@@ -23,11 +24,12 @@ namespace {
 
 using physics::Index3;
 
-/// "family:XxYxZ" for every tile of every family that implements acoustic_tti.
-std::vector<std::string> tti_kernels() {
+/// "family:XxYxZ" for every tile of every family that implements acoustic_tti on any model
+/// (`vti_only`: of those that take VTI models only).
+std::vector<std::string> tti_kernels(bool vti_only = false) {
   std::vector<std::string> out;
   for (const auto& f : kernels::cuda::families())
-    if (kernels::cuda::implements(f, kernels::cuda::PropagatorKind::acoustic_tti))
+    if (kernels::cuda::implements(f, kernels::cuda::PropagatorKind::acoustic_tti) && f.tti_vti_only == vti_only)
       for (const auto& t : f.tti_tunables) out.push_back(f.name + ":" + kernels::cuda::tile_string(t));
   return out;
 }
@@ -114,19 +116,33 @@ TEST(CudaTti, TheCpmlLayerEqualsTheCpuReferenceAtEveryPoint) {
 }
 
 TEST(CudaTti, VtiModelsEqualTheCpusSeventyThreePointFormAtEveryPoint) {
-  // The point kernels (gmem; the CPML's pass 2) take the VTI form where the model is VTI, the
-  // staging families keep the 73-point one: both against the CPU's 73-point form.
+  // The point kernels (gmem; the CPML's pass 2) and the families for VTI models only (streaming)
+  // take the VTI form where the model is VTI, the staging families keep the 73-point one: all
+  // against the CPU's 73-point form, also where the tiles overhang a small region.
   if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  const auto vti_only = tti_kernels(true);
+  ASSERT_FALSE(vti_only.empty());
+  for (const auto& kernel : vti_only)
+    for (const bool cpml : {false, true}) expect_equal_to_cpu(kernel, {37, 29, 43}, 78, cpml, true);
   for (const auto& kernel : tti_kernels())
     if (kernel.rfind("gmem", 0) == 0 || kernel.rfind("swic_split_tma:32x16", 0) == 0)
       for (const bool cpml : {false, true}) expect_equal_to_cpu(kernel, {37, 29, 43}, 78, cpml, true);
+  for (const auto& kernel : vti_only) expect_equal_to_cpu(kernel, {14, 20, 13}, 5, false, true);
+  // On a tilted model a family for VTI models only is refused by name.
+  try {
+    kernels::make_acoustic_tti(testing::random_tti(5, {14, 20, 13}, false), "cuda", vti_only.front());
+    ADD_FAILURE() << vti_only.front() << " accepted a tilted model";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("execution.kernel"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("VTI"), std::string::npos) << e.what();
+  }
 }
 
 TEST(CudaTti, FamiliesHandleTilesLargerThanTheRegion) {
   if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
   // Inner region 2 x 11 x 1 points (PML 5+7, 6+3, 4+8): partial tiles everywhere.
   for (const auto& f : kernels::cuda::families())
-    if (kernels::cuda::implements(f, kernels::cuda::PropagatorKind::acoustic_tti))
+    if (kernels::cuda::implements(f, kernels::cuda::PropagatorKind::acoustic_tti) && !f.tti_vti_only)
       expect_equal_to_cpu(f.name, {14, 20, 13}, 5);
 }
 
