@@ -29,8 +29,12 @@
 // same streaming. It reads s = p + q along the x and y lines and p and 1/a along the z line, so
 // each thread keeps s(i-4 .. i+4) of its column in a register queue, and the current plane holds
 // s with its j halo and p and 1/a with their k halo in shared memory (no corner or cross halo).
-// The point update (tti_update_from_rhs: the leapfrog inside g.inner, the sponge's damped update
-// outside) reads what it needs at the point itself.
+// Everything plane i reads at the thread's column (the queue's head, p and 1/a, the halo it stages,
+// q, b, v2dt2 and the previous p and q) is loaded while plane i - 1 is computed (VtiPlaneLoads), so
+// a warp waits on one plane's memory at most once; inside g.inner the leapfrog uses those values,
+// in the layer tti_update_from_rhs (sponge or CPML) reads what it needs. __launch_bounds__ asks for
+// 1024 threads per SM (64 registers): H200, 1000^3, sponge 53.1 GPts/s vs 40.3 loading in place
+// (bench/results/2026-11-28-session26-tti-vti-ahead.md).
 #include <string>
 
 #include "kernels/cuda/column_queue.hpp"
@@ -98,8 +102,48 @@ __global__ void __launch_bounds__(TX* TY) streaming_iso(IsoStepArgs a, int chunk
   }
 }
 
+// What plane i of streaming_vti reads at the thread's column, loaded while plane i - 1 is computed.
+struct VtiPlaneLoads {
+  float s_head;                                // s(i + 4): the queue's new head
+  float p, inv_a;                              // the plane's p and 1/a at (j, k)
+  float s_lo, s_hi, p_lo, a_lo, p_hi, a_hi;    // the halo this thread stages (zero where it stages none)
+  float q, b, v2dt2, p_prev, q_prev;           // the point update's own reads (zero where it writes none)
+};
+
+struct VtiColumn {
+  bool writes, has_col, jlo, jhi, klo, khi;
+  std::int64_t sx, sy4;
+  __device__ MM_FORCE_INLINE VtiPlaneLoads load(const TtiStepArgs& g, std::int64_t o) const {
+    const auto s_at = [&g](std::int64_t at) { return __ldg(g.p.origin + at) + __ldg(g.q.origin + at); };
+    VtiPlaneLoads l{};
+    if (has_col) {
+      l.s_head = s_at(o + R * sx);
+      l.p = __ldg(g.p.origin + o);
+      l.inv_a = __ldg(g.inv_a.origin + o);
+    }
+    if (jlo) l.s_lo = s_at(o - sy4);
+    if (jhi) l.s_hi = s_at(o + sy4);
+    if (klo) {
+      l.p_lo = __ldg(g.p.origin + o - R);
+      l.a_lo = __ldg(g.inv_a.origin + o - R);
+    }
+    if (khi) {
+      l.p_hi = __ldg(g.p.origin + o + R);
+      l.a_hi = __ldg(g.inv_a.origin + o + R);
+    }
+    if (writes) {
+      l.q = __ldg(g.q.origin + o);
+      l.b = __ldg(g.b.origin + o);
+      l.v2dt2 = __ldg(g.v2dt2.origin + o);
+      l.p_prev = g.p_next.origin[o];
+      l.q_prev = g.q_next.origin[o];
+    }
+    return l;
+  }
+};
+
 template <int TX, int TY>
-__global__ void __launch_bounds__(TX* TY) streaming_vti(TtiStepArgs g, physics::Box3 region, int chunk) {
+__global__ void __launch_bounds__(TX* TY, 1024 / (TX * TY)) streaming_vti(TtiStepArgs g, physics::Box3 region, int chunk) {
   static_assert(TX >= R && TY >= R, "halo loading needs at least R threads per axis");
   __shared__ float ss[TY + 2 * R][TX];                  // s = p + q, j halo
   __shared__ float sp[TY][TX + 2 * R], sa[TY][TX + 2 * R];  // p and 1/a, k halo
@@ -111,53 +155,56 @@ __global__ void __launch_bounds__(TX* TY) streaming_vti(TtiStepArgs g, physics::
   const int i_begin = region.lo.i + static_cast<int>(blockIdx.z) * chunk;
   const int i_end = min(i_begin + chunk, hi.i);
 
-  const bool writes = k < hi.k && j < hi.j;                   // owns outputs
-  const bool has_col = k < hi.k + R && j < hi.j + R;          // its column is read by the block
-  const bool jlo = ty < R && k < hi.k;                        // s(j-4, k)
-  const bool jhi = ty >= TY - R && k < hi.k && j < hi.j;      // s(j+4, k)
-  const bool klo = tx < R && j < hi.j;                        // p, 1/a (j, k-4)
-  const bool khi = tx >= TX - R && k < hi.k && j < hi.j;      // p, 1/a (j, k+4)
-
-  const std::int64_t sx = g.p.sx, sy4 = R * g.p.sy;  // every array shares p's layout
-  const auto s_at = [&g](std::int64_t o) { return __ldg(g.p.origin + o) + __ldg(g.q.origin + o); };
+  const VtiColumn col{k < hi.k && j < hi.j,                  // owns outputs
+                      k < hi.k + R && j < hi.j + R,          // its column is read by the block
+                      ty < R && k < hi.k,                    // s(j-4, k)
+                      ty >= TY - R && k < hi.k && j < hi.j,  // s(j+4, k)
+                      tx < R && j < hi.j,                    // p, 1/a (j, k-4)
+                      tx >= TX - R && k < hi.k && j < hi.j,  // p, 1/a (j, k+4)
+                      g.p.sx, R * g.p.sy};                   // every array shares p's layout
   std::int64_t o = g.p.offset(i_begin, j, k);
   float q[2 * R + 1];  // s(i-4 .. i+4) of the column
   q[0] = 0.0f;
 #pragma unroll
-  for (int d = 0; d < 2 * R; ++d) q[d + 1] = has_col ? s_at(o + (d - R) * sx) : 0.0f;
+  for (int d = 0; d < 2 * R; ++d)
+    q[d + 1] = col.has_col ? __ldg(g.p.origin + o + (d - R) * col.sx) + __ldg(g.q.origin + o + (d - R) * col.sx) : 0.0f;
+  VtiPlaneLoads next = col.load(g, o);
 
-  for (int i = i_begin; i < i_end; ++i, o += sx) {
+  for (int i = i_begin; i < i_end; ++i, o += col.sx) {
+    const VtiPlaneLoads l = next;
+    if (i + 1 < i_end) next = col.load(g, o + col.sx);  // block-uniform condition
 #pragma unroll
     for (int d = 0; d < 2 * R; ++d) q[d] = q[d + 1];
-    q[2 * R] = has_col ? s_at(o + R * sx) : 0.0f;
-    const float pc = has_col ? __ldg(g.p.origin + o) : 0.0f, ac = has_col ? __ldg(g.inv_a.origin + o) : 0.0f;
-    const float s_lo = jlo ? s_at(o - sy4) : 0.0f, s_hi = jhi ? s_at(o + sy4) : 0.0f;
-    const float p_lo = klo ? __ldg(g.p.origin + o - R) : 0.0f, a_lo = klo ? __ldg(g.inv_a.origin + o - R) : 0.0f;
-    const float p_hi = khi ? __ldg(g.p.origin + o + R) : 0.0f, a_hi = khi ? __ldg(g.inv_a.origin + o + R) : 0.0f;
+    q[2 * R] = l.s_head;
     __syncthreads();  // everyone is done reading the previous plane
     ss[ty + R][tx] = q[R];
-    sp[ty][tx + R] = pc;
-    sa[ty][tx + R] = ac;
-    if (jlo) ss[ty][tx] = s_lo;
-    if (jhi) ss[ty + 2 * R][tx] = s_hi;
-    if (klo) {
-      sp[ty][tx] = p_lo;
-      sa[ty][tx] = a_lo;
+    sp[ty][tx + R] = l.p;
+    sa[ty][tx + R] = l.inv_a;
+    if (col.jlo) ss[ty][tx] = l.s_lo;
+    if (col.jhi) ss[ty + 2 * R][tx] = l.s_hi;
+    if (col.klo) {
+      sp[ty][tx] = l.p_lo;
+      sa[ty][tx] = l.a_lo;
     }
-    if (khi) {
-      sp[ty][tx + 2 * R] = p_hi;
-      sa[ty][tx + 2 * R] = a_hi;
+    if (col.khi) {
+      sp[ty][tx + 2 * R] = l.p_hi;
+      sa[ty][tx + 2 * R] = l.a_hi;
     }
     __syncthreads();
-    if (writes) {
-      // vti_rhs25 reads s on the x line (the queue) and the y line, p and 1/a on the z line.
-      const auto field = [&](int di, int dj, int dk) {
-        if (dj == 0 && dk == 0) return physics::TtiFieldPoint{q[R + di], di == 0 ? pc : 0.0f};
-        if (dk == 0) return physics::TtiFieldPoint{ss[ty + R + dj][tx], 0.0f};
-        return physics::TtiFieldPoint{0.0f, sp[ty][tx + R + dk]};
-      };
-      const auto medium = [&](int, int, int dk) { return physics::TtiMediumPoint{0.0f, 0.0f, 1.0f, sa[ty][tx + R + dk]}; };
-      tti_update_from_rhs(g, i, j, k, o, physics::vti_rhs25(field, medium, __ldg(g.b.origin + o), g.stencil));
+    if (!col.writes) continue;
+    // vti_rhs25 reads s on the x line (the queue) and the y line, p and 1/a on the z line.
+    const auto field = [&](int di, int dj, int dk) {
+      if (dj == 0 && dk == 0) return physics::TtiFieldPoint{q[R + di], di == 0 ? l.p : 0.0f};
+      if (dk == 0) return physics::TtiFieldPoint{ss[ty + R + dj][tx], 0.0f};
+      return physics::TtiFieldPoint{0.0f, sp[ty][tx + R + dk]};
+    };
+    const auto medium = [&](int, int, int dk) { return physics::TtiMediumPoint{0.0f, 0.0f, 1.0f, sa[ty][tx + R + dk]}; };
+    const physics::TtiRhs r = physics::vti_rhs25(field, medium, l.b, g.stencil);
+    if (g.inner.contains(i, j, k)) {  // tti_leapfrog from the values loaded a plane early
+      g.p_next.origin[o] = physics::leapfrog(l.p_prev, l.p, l.v2dt2, r.p);
+      g.q_next.origin[o] = physics::leapfrog(l.q_prev, l.q, l.v2dt2, r.q);
+    } else {
+      tti_update_from_rhs(g, i, j, k, o, r);
     }
   }
 }
@@ -221,7 +268,7 @@ KernelFamily family() {
                   "(acoustic_tti: VTI models only)";
   f.attributes = &attributes;  // no dynamic shared memory
   f.launch_tti = &launch_tti;
-  f.tti_tunables = {{32, 8, 64}, {32, 16, 64}, {64, 8, 32}, {32, 4, 128}};
+  f.tti_tunables = {{32, 4, 128}, {32, 8, 64}, {32, 16, 64}, {64, 8, 32}};
   f.tti_attributes = &tti_attributes;
   f.tti_vti_only = true;
   return f;

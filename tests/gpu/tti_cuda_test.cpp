@@ -128,6 +128,11 @@ TEST(CudaTti, VtiModelsEqualTheCpusSeventyThreePointFormAtEveryPoint) {
     if (kernel.rfind("gmem", 0) == 0 || kernel.rfind("swic_split_tma:32x16", 0) == 0)
       for (const bool cpml : {false, true}) expect_equal_to_cpu(kernel, {37, 29, 43}, 78, cpml, true);
   for (const auto& kernel : vti_only) expect_equal_to_cpu(kernel, {14, 20, 13}, 5, false, true);
+  // Chunks of 5 planes along i: each column starts its queue and its loads a plane ahead anew.
+  for (const auto& kernel : vti_only) {
+    const std::string chunked = kernel.substr(0, kernel.rfind('x') + 1) + "5";
+    for (const bool cpml : {false, true}) expect_equal_to_cpu(chunked, {37, 29, 43}, 79, cpml, true);
+  }
   // On a tilted model a family for VTI models only is refused by name.
   try {
     kernels::make_acoustic_tti(testing::random_tti(5, {14, 20, 13}, false), "cuda", vti_only.front());
