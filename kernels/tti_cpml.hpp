@@ -89,6 +89,21 @@ constexpr int kTtiCpmlFields = 18;
 /// it also drains the shear artefact left in the layer (bench/results/2026-11-25-cpu-tti-cpml.md).
 constexpr float kQDamping = 0.3f;
 
+/// Which rows c of the two tensors can be non-zero: all, except on a VTI model (Vti: TtiStepArgs::vti),
+/// where C_perp = diag(1, 1, 0) and C_axis = e_z e_z^T / a leave only C_perp's rows x and y and
+/// C_axis's row z. There psi_s and psi_p, V, the rows, d_c V_c and zeta of a dead row are zero (psi
+/// of a dead row is computed by the general form but never used), so the GPU's point kernels
+/// (Vti = true) neither compute, read nor write them: the fields stay at the zero of their reset,
+/// and the live ones take the same formula, to the same values as the general form.
+template <bool Vti>
+MM_HOST_DEVICE constexpr bool perp_row_live(int c) {
+  return !Vti || c < 2;
+}
+template <bool Vti>
+MM_HOST_DEVICE constexpr bool axis_row_live(int c) {
+  return !Vti || c == 2;
+}
+
 /// V = C psi of both tensors at one point: V_perp = (I - n n^T) psi_s, V_axis = n n^T psi_p / a.
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_stretch_fluxes(const physics::TtiMediumPoint& m, const float (&psi_s)[3],
                                                       const float (&psi_p)[3], float (&v_perp)[3],
@@ -268,27 +283,42 @@ struct TtiCpmlArgs {
 
 /// Pass 1's psi of axis E at compact index x, where E is damped (a, b its profile there): psi_s
 /// and psi_p (their values on entry) from the current p and q around the point (`field(di, dj,
-/// dk)`: s = p + q and p there, physics::TtiFieldPoint), stored and returned.
-template <int E, class Field>
+/// dk)`: s = p + q and p there, physics::TtiFieldPoint), stored and returned; with Vti, only
+/// those of live rows (perp_row_live, axis_row_live).
+template <int E, bool Vti = false, class Field>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_psi_axis(const TtiCpmlArgs& c, std::int64_t x, float a, float b,
                                                      const Field& field, float& psi_s, float& psi_p) {
-  psi_s = pml::cpml_psi_next<E>(psi_s, a, b, [&field](int di, int dj, int dk) { return field(di, dj, dk).s; }, c.d1);
-  psi_p = pml::cpml_psi_next<E>(psi_p, a, b, [&field](int di, int dj, int dk) { return field(di, dj, dk).p; }, c.d1);
-  c.at(kPsiS, E, x) = psi_s;
-  c.at(kPsiP, E, x) = psi_p;
+  if constexpr (perp_row_live<Vti>(E)) {
+    psi_s = pml::cpml_psi_next<E>(psi_s, a, b, [&field](int di, int dj, int dk) { return field(di, dj, dk).s; }, c.d1);
+    c.at(kPsiS, E, x) = psi_s;
+  }
+  if constexpr (axis_row_live<Vti>(E)) {
+    psi_p = pml::cpml_psi_next<E>(psi_p, a, b, [&field](int di, int dj, int dk) { return field(di, dj, dk).p; }, c.d1);
+    c.at(kPsiP, E, x) = psi_p;
+  }
 }
 /// The same at the point at offset o of the step's arrays.
-template <int E>
+template <int E, bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_psi_axis(const TtiStepArgs& g, const TtiCpmlArgs& c, std::int64_t o,
                                                      std::int64_t x, float a, float b, float& psi_s, float& psi_p) {
   const TtiGlobalPoint pt{g, o};
-  tti_cpml_psi_axis<E>(c, x, a, b, [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); }, psi_s, psi_p);
+  tti_cpml_psi_axis<E, Vti>(c, x, a, b, [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); }, psi_s,
+                            psi_p);
 }
 
-/// Pass 1's end at compact index x, whose medium is m: V = C psi of both tensors, from psi.
+/// Pass 1's end at compact index x, whose medium is m: V = C psi of both tensors, from psi. With
+/// Vti, V_perp = (psi_s x, psi_s y, 0) and V_axis = (0, 0, psi_p z / a), the live rows stored:
+/// what tti_stretch_fluxes gives there with n = (0, 0, 1).
+template <bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_fluxes(const TtiCpmlArgs& c, std::int64_t x,
                                                    const physics::TtiMediumPoint& m, const float (&psi_s)[3],
                                                    const float (&psi_p)[3]) {
+  if constexpr (Vti) {
+    c.at(kVPerp, 0, x) = psi_s[0];
+    c.at(kVPerp, 1, x) = psi_s[1];
+    c.at(kVAxis, 2, x) = psi_p[2] * m.inv_a;
+    return;
+  }
   float v_perp[3], v_axis[3];
   tti_stretch_fluxes(m, psi_s, psi_p, v_perp, v_axis);
   for (int e = 0; e < 3; ++e) {
@@ -297,14 +327,17 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_fluxes(const TtiCpmlArgs& c, std::i
   }
 }
 /// The same at the point at offset o of the step's arrays.
+template <bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_fluxes(const TtiStepArgs& g, const TtiCpmlArgs& c, std::int64_t o,
                                                    std::int64_t x, const float (&psi_s)[3], const float (&psi_p)[3]) {
-  tti_cpml_fluxes(c, x, TtiGlobalPoint{g, o}.medium(0, 0, 0), psi_s, psi_p);
+  tti_cpml_fluxes<Vti>(c, x, TtiGlobalPoint{g, o}.medium(0, 0, 0), psi_s, psi_p);
 }
 
 /// Pass 1 at point (i, j, k) of the layer or of a face halo's layer (nothing elsewhere): psi of
 /// the damped axes from the current p, q, then V. Along a halo's own axis psi stays zero
-/// (TtiCpmlHalo). The CPU reference runs the same two pieces a row at a time.
+/// (TtiCpmlHalo). The CPU reference runs the same two pieces a row at a time. Vti: the live rows
+/// only (perp_row_live, axis_row_live; the GPU where g.vti).
+template <bool Vti = false>
 MM_HOST_DEVICE inline void tti_cpml_psi_point(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k) {
   const std::int64_t x = c.index(i, j, k);
   if (x < 0) return;
@@ -315,13 +348,13 @@ MM_HOST_DEVICE inline void tti_cpml_psi_point(const TtiStepArgs& g, const TtiCpm
     if (idx[e] < 0 || idx[e] >= c.layer.n[e]) continue;  // a halo's own axis: zero
     const float a = c.a[e][idx[e]], b = c.b[e][idx[e]];
     if (b == 0.0f) continue;  // axis e is not damped here: psi is zero, never written
-    psi_s[e] = c.at(kPsiS, e, x);
-    psi_p[e] = c.at(kPsiP, e, x);
-    if (e == 0) tti_cpml_psi_axis<0>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
-    if (e == 1) tti_cpml_psi_axis<1>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
-    if (e == 2) tti_cpml_psi_axis<2>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
+    if (perp_row_live<Vti>(e)) psi_s[e] = c.at(kPsiS, e, x);
+    if (axis_row_live<Vti>(e)) psi_p[e] = c.at(kPsiP, e, x);
+    if (e == 0) tti_cpml_psi_axis<0, Vti>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
+    if (e == 1) tti_cpml_psi_axis<1, Vti>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
+    if (e == 2) tti_cpml_psi_axis<2, Vti>(g, c, o, x, a, b, psi_s[e], psi_p[e]);
   }
-  tti_cpml_fluxes(g, c, o, x, psi_s, psi_p);
+  tti_cpml_fluxes<Vti>(g, c, o, x, psi_s, psi_p);
 }
 
 /// Whether the 8 points around (i, j, k) along axis A all lie in slab box `slab`: then V there is
@@ -333,7 +366,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE bool flux_line_inside(const physics::Box3& slab, 
 }
 
 /// tti_flux_derivatives where flux_line_inside holds: the same formula, neighbours by the strides.
-template <int A>
+template <int A, bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_inside(const TtiCpmlArgs& c, const physics::Box3& slab,
                                                                std::int64_t x, float& dv_perp, float& dv_axis) {
   const std::int64_t stride = A == 0 ? static_cast<std::int64_t>(slab.n.j) * slab.n.k : (A == 1 ? slab.n.k : 1);
@@ -341,14 +374,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_inside(const TtiCpmlArg
     return pml::first_derivative8<A>(
         [&](int di, int dj, int dk) { return c.at(field, A, x + (di + dj + dk) * stride); }, c.d1);
   };
-  dv_perp = derivative(kVPerp);
-  dv_axis = derivative(kVAxis);
+  dv_perp = perp_row_live<Vti>(A) ? derivative(kVPerp) : 0.0f;
+  dv_axis = axis_row_live<Vti>(A) ? derivative(kVAxis) : 0.0f;
 }
 
 /// d V_A / dx_A of both stretched fluxes (kVPerp, kVAxis) at point (i, j, k) of layer slab `slab`,
 /// compact index x, every neighbour's index looked up; V is zero outside the layer (inner points,
-/// beyond the grid).
-template <int A>
+/// beyond the grid). Vti: of the live rows only (the others are zero).
+template <int A, bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_by_lookup(const TtiCpmlArgs& c, const physics::Box3& slab,
                                                                   int i, int j, int k, std::int64_t x, float& dv_perp,
                                                                   float& dv_axis) {
@@ -362,20 +395,20 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_by_lookup(const TtiCpml
       return y < 0 ? 0.0f : c.at(field, A, y);
     }, c.d1);
   };
-  dv_perp = derivative(kVPerp);
-  dv_axis = derivative(kVAxis);
+  dv_perp = perp_row_live<Vti>(A) ? derivative(kVPerp) : 0.0f;
+  dv_axis = axis_row_live<Vti>(A) ? derivative(kVAxis) : 0.0f;
 }
 
 /// d V_A / dx_A at point (i, j, k) of layer slab `slab`, compact index x: by the slab's strides
 /// where the line lies in the slab, else by lookups (the same formula; at 512^3 on an H200 the
 /// lookups everywhere made pass 2 of the layer cost 3.4 ms a step besides its rows, 2.9 without).
-template <int A>
+template <int A, bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives(const TtiCpmlArgs& c, const physics::Box3& slab, int i, int j,
                                                         int k, std::int64_t x, float& dv_perp, float& dv_axis) {
   if (flux_line_inside<A>(slab, i, j, k))
-    tti_flux_derivatives_inside<A>(c, slab, x, dv_perp, dv_axis);
+    tti_flux_derivatives_inside<A, Vti>(c, slab, x, dv_perp, dv_axis);
   else
-    tti_flux_derivatives_by_lookup<A>(c, slab, i, j, k, x, dv_perp, dv_axis);
+    tti_flux_derivatives_by_lookup<A, Vti>(c, slab, i, j, k, x, dv_perp, dv_axis);
 }
 
 /// The operator's rows at offset o from the step's arrays: physics::tti_rows73, or vti_rows25
@@ -398,8 +431,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows tti_rows_at(const TtiStepArgs& g
 /// flux derivatives (tti_flux_derivatives): the stretched operators, zeta and the update.
 /// Branch-free, so the CPU reference evaluates a row of them as one vector loop. kDampedOnly (the
 /// GPU's point kernels): zeta of an axis is read and written only where the axis is damped (b
-/// not zero); elsewhere it is zero and stays so, so the result is the same bit for bit.
-template <bool kDampedOnly = false>
+/// not zero); elsewhere it is zero and stays so, so the result is the same bit for bit. Vti: zeta
+/// of the live rows only (the others are zero, and their rows and d_c V_c too).
+template <bool kDampedOnly = false, bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_finish(const TtiStepArgs& g, const TtiCpmlArgs& c, int i, int j, int k,
                                                    std::int64_t x, const physics::TtiRows& rows,
                                                    const float (&dv_perp)[3], const float (&dv_axis)[3]) {
@@ -407,17 +441,18 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_finish(const TtiStepArgs& g, const 
   float a[3], b[3], zeta_perp[3], zeta_axis[3];
   a[0] = c.a[0][i], a[1] = c.a[1][j], a[2] = c.a[2][k];
   b[0] = c.b[0][i], b[1] = c.b[1][j], b[2] = c.b[2][k];
-  bool damped[3];
+  bool perp[3], axis[3];  // whether zeta of row e is read and written
   for (int e = 0; e < 3; ++e) {
-    damped[e] = !kDampedOnly || b[e] != 0.0f;
-    zeta_perp[e] = damped[e] ? c.at(kZetaPerp, e, x) : 0.0f;
-    zeta_axis[e] = damped[e] ? c.at(kZetaAxis, e, x) : 0.0f;
+    const bool damped = !kDampedOnly || b[e] != 0.0f;
+    perp[e] = damped && perp_row_live<Vti>(e);
+    axis[e] = damped && axis_row_live<Vti>(e);
+    zeta_perp[e] = perp[e] ? c.at(kZetaPerp, e, x) : 0.0f;
+    zeta_axis[e] = axis[e] ? c.at(kZetaAxis, e, x) : 0.0f;
   }
   const TtiStretched op = tti_stretched_operators(rows, dv_perp, dv_axis, a, b, zeta_perp, zeta_axis);
   for (int e = 0; e < 3; ++e) {
-    if (!damped[e]) continue;
-    c.at(kZetaPerp, e, x) = zeta_perp[e];
-    c.at(kZetaAxis, e, x) = zeta_axis[e];
+    if (perp[e]) c.at(kZetaPerp, e, x) = zeta_perp[e];
+    if (axis[e]) c.at(kZetaAxis, e, x) = zeta_axis[e];
   }
   tti_cpml_update(op, load(g.p.origin + o), load(g.q.origin + o), load(g.v2dt2.origin + o), load(g.inv_a.origin + o),
                   load(g.b.origin + o), g.eta[0][i + 1] + g.eta[1][j + 1] + g.eta[2][k + 1], g.p_next.origin + o,
@@ -425,14 +460,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_finish(const TtiStepArgs& g, const 
 }
 
 /// Pass 2 at point (i, j, k) of layer slab `slab` (LayerIndex::slab), compact index x, given its
-/// rows (tti_rows_at): the flux derivatives, then tti_cpml_finish.
+/// rows (tti_rows_at): the flux derivatives, then tti_cpml_finish. Vti: the live rows' only, the
+/// rows given by vti_rows25 (whose dead rows are zero).
+template <bool Vti = false>
 MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
                                                  int i, int j, int k, std::int64_t x, const physics::TtiRows& rows) {
   float dv_perp[3], dv_axis[3];
-  tti_flux_derivatives<0>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
-  tti_flux_derivatives<1>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
-  tti_flux_derivatives<2>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
-  tti_cpml_finish<true>(g, c, i, j, k, x, rows, dv_perp, dv_axis);
+  tti_flux_derivatives<0, Vti>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
+  tti_flux_derivatives<1, Vti>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
+  tti_flux_derivatives<2, Vti>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
+  tti_cpml_finish<true, Vti>(g, c, i, j, k, x, rows, dv_perp, dv_axis);
 }
 
 /// A per-row pair of both tensors (physics::TtiRows, physics::TtiRowCentres: perp x, y, z, then

@@ -85,10 +85,12 @@ __device__ MM_FORCE_INLINE SlabPoint slab_point(const physics::Box3& slab, const
   const bool valid = i < hi.i && j < hi.j && k < hi.k;
   return {i, j, k, start + slab.position(i, j, k), valid};
 }
+/// Pass 1; Vti (TtiStepArgs::vti): the live rows only (kernels/tti_cpml.hpp, perp_row_live).
+template <bool Vti>
 __global__ void tti_cpml_psi(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, physics::Box3 part,
                              std::int64_t start) {
   const SlabPoint pt = slab_point(slab, part, start);
-  if (pt.valid) tti_cpml_psi_point(g, c, pt.i, pt.j, pt.k);
+  if (pt.valid) tti_cpml_psi_point<Vti>(g, c, pt.i, pt.j, pt.k);
 }
 /// The rows' centre weights (physics::tti_row_centres) at the points of one slab of the layer, for
 /// the families that take the CPML's rows from their split-form sums (TtiCpmlArgs::row_centres).
@@ -102,14 +104,15 @@ __global__ void fill_row_centres(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 sla
 }
 // Built for 4 blocks of 256 threads per SM (64 registers, 40 B spilled): 15.69 GPts/s at 1000^3
 // on an H200 against 14.69 at 76 registers and 3 blocks (bench/results/2026-11-27-h200-tti-cpml.md).
-// The operator's rows by the 73-point form or, Vti (TtiStepArgs::vti), the VTI form: one kernel
-// for each, since both in one spilled 312 B instead of 56.
+// The operator's rows by the 73-point form or, Vti (TtiStepArgs::vti), the VTI form, and then the
+// live rows' flux derivatives and zeta only: one kernel for each, since both in one spilled 312 B
+// instead of 56.
 template <bool Vti>
 __global__ void __launch_bounds__(256, 4) tti_cpml_layer(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab,
                                                          physics::Box3 part, std::int64_t start) {
   const SlabPoint pt = slab_point(slab, part, start);
   if (pt.valid)
-    tti_cpml_layer_update(g, c, slab, pt.i, pt.j, pt.k, pt.x, tti_rows_of<Vti>(g, g.p.offset(pt.i, pt.j, pt.k)));
+    tti_cpml_layer_update<Vti>(g, c, slab, pt.i, pt.j, pt.k, pt.x, tti_rows_of<Vti>(g, g.p.offset(pt.i, pt.j, pt.k)));
 }
 
 /// tti_cpml_layer with the rows given (TtiCpmlArgs::rows, from the family's CPML launch).
@@ -177,10 +180,11 @@ void launch_on_slabs(Kernel kernel, const char* name, const TtiStepArgs& g, cons
 /// neighbours (TtiCpmlHalo), on stream s; not at the slabs the family's CPML launch takes it at
 /// (TtiCpmlArgs::psi_by_rows).
 void launch_cpml_psi(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& grid, cudaStream_t s) {
-  launch_on_slabs(tti_cpml_psi, "tti_cpml_psi", g, c, c.layer, {0, 0, 0}, 0, grid, s,
+  const auto kernel = g.vti ? tti_cpml_psi<true> : tti_cpml_psi<false>;
+  launch_on_slabs(kernel, "tti_cpml_psi", g, c, c.layer, {0, 0, 0}, 0, grid, s,
                   [&c](int slab) { return !c.psi_by_rows(slab); });
   for (int f = 0; f < 6; ++f)
-    launch_on_slabs(tti_cpml_psi, "tti_cpml_psi (halo)", g, c, c.halo.face[f], c.halo.lo[f], c.halo.start[f],
+    launch_on_slabs(kernel, "tti_cpml_psi (halo)", g, c, c.halo.face[f], c.halo.lo[f], c.halo.start[f],
                     c.halo.box(f), s);
 }
 

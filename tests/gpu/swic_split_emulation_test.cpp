@@ -490,5 +490,64 @@ TEST_F(SwicSplitCpmlEmulation, PassTwoSkippingUndampedZetaGivesTheSameBits) {
   EXPECT_EQ(std::memcmp(got[0].fields.data(), got[1].fields.data(), got[0].fields.size() * 4), 0) << "CPML fields";
 }
 
+// On a VTI model (n = (0, 0, 1) at every point) the GPU's CPML point kernels take the live rows
+// only (kernels/tti_cpml.hpp, perp_row_live: tti_cpml_psi_point<.., true>, tti_cpml_layer_update<true>),
+// leaving the dead fields at the zero of their reset. Both passes over the whole layer, from the
+// same rows (vti_rows25), must give the general form's p_next, q_next, V, zeta and live psi, and
+// leave dead psi (which the general form computes but never uses) as it was.
+TEST_F(SwicSplitCpmlEmulation, VtiModelsTakeTheLiveRowsOnlyToTheSameValues) {
+  for (std::int64_t x = 0; x < s_.layout.elements(); ++x) {  // halo included, as fill_tti_medium
+    s_.nx.data()[x] = s_.ny.data()[x] = 0.0f;
+    s_.nz.data()[x] = 1.0f;
+  }
+  auto g = s_.args();
+  g.vti = true;
+  const auto live = [](int f, int e) {
+    const bool perp = f == kernels::kPsiS || f == kernels::kVPerp || f == kernels::kZetaPerp;
+    return perp ? kernels::perp_row_live<true>(e) : kernels::axis_row_live<true>(e);
+  };
+  for (int f : {kernels::kVPerp, kernels::kVAxis, kernels::kZetaPerp, kernels::kZetaAxis})
+    for (int e = 0; e < 3; ++e)
+      if (!live(f, e))
+        for (std::int64_t x = 0; x < c_.count; ++x) c_.at(f, e, x) = 0.0f;
+  const State initial = state();
+  State got[2];
+  for (const bool vti : {false, true}) {
+    restore_state(initial);
+    const auto every_layer_point = [&](const auto& f) {
+      for (int slab = 0; slab < 6; ++slab) {
+        const Box3 box = c_.layer.slab(slab);
+        for (int i = box.lo.i; i < box.hi().i; ++i)
+          for (int j = box.lo.j; j < box.hi().j; ++j)
+            for (int k = box.lo.k; k < box.hi().k; ++k) f(box, i, j, k, c_.layer(i, j, k));
+      }
+    };
+    every_layer_point([&](const Box3&, int i, int j, int k, std::int64_t) {
+      vti ? kernels::tti_cpml_psi_point<true>(g, c_, i, j, k) : kernels::tti_cpml_psi_point<false>(g, c_, i, j, k);
+    });
+    every_layer_point([&](const Box3& box, int i, int j, int k, std::int64_t x) {
+      const physics::TtiRows rows = kernels::tti_rows_of<true>(g, g.p.offset(i, j, k));
+      vti ? kernels::tti_cpml_layer_update<true>(g, c_, box, i, j, k, x, rows)
+          : kernels::tti_cpml_layer_update<false>(g, c_, box, i, j, k, x, rows);
+    });
+    got[vti ? 1 : 0] = state();
+  }
+  const auto mismatches = [](const std::vector<float>& a, const std::vector<float>& b) {
+    std::int64_t n = 0;
+    for (size_t x = 0; x < a.size(); ++x) n += a[x] != b[x];  // -0 equals 0; NaN counts
+    return n;
+  };
+  EXPECT_GT(mismatches(got[0].grid[0], initial.grid[0]), 0);  // p_next was written
+  for (size_t f = 0; f < 2; ++f) EXPECT_EQ(mismatches(got[0].grid[f], got[1].grid[f]), 0) << "grid array " << f;
+  for (int f = 0; f < kernels::kTtiCpmlFields; f += 3)
+    for (int e = 0; e < 3; ++e) {
+      const std::string name = "field " + std::to_string(f) + " axis " + std::to_string(e);
+      if (f < kernels::kVPerp && !live(f, e))  // dead psi: untouched by the VTI form
+        EXPECT_EQ(mismatches(field(got[1], f, e), field(initial, f, e)), 0) << name;
+      else
+        EXPECT_EQ(mismatches(field(got[0], f, e), field(got[1], f, e)), 0) << name;
+    }
+}
+
 }  // namespace
 }  // namespace minimod

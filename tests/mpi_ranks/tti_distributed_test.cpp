@@ -34,7 +34,9 @@ constexpr double kPi = 3.14159265358979323846;
 /// A random TTI problem, drawn point by point (rough on purpose: halos see different media).
 /// PML: x- 7 (so a quarter along x is all PML), x+ 3, y+ 5, z+ 6; y- none (a rigid halo); the
 /// free face has no PML. `cpml`: the CPML layer instead of the sponge (kernels::use_cpml_layer).
-kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, kernels::Face free_face, bool cpml = false) {
+/// `vti`: theta 0 everywhere (a VTI model, which takes the VTI form; the azimuth stays random).
+kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, kernels::Face free_face, bool cpml = false,
+                                       bool vti = false) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   kernels::AcousticTtiProblem p;
@@ -59,7 +61,7 @@ kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, kernels::Face fr
     p.v2dt2.push_back(vdt * vdt);
     p.a.push_back(static_cast<float>(1 + 2 * delta));
     p.b.push_back(static_cast<float>(2 * (eps - delta)));
-    p.theta.push_back(static_cast<float>(kPi * u(rng)));          // 0 .. 180 degrees
+    p.theta.push_back(vti ? 0.0f : static_cast<float>(kPi * u(rng)));  // 0 .. 180 degrees
     p.phi.push_back(static_cast<float>(2 * kPi * u(rng) - kPi));  // -180 .. 180 degrees
   }
   p.record_q = seed % 2 == 1;
@@ -151,6 +153,17 @@ TEST_P(TtiCpmlDistributed, EveryDecompositionEqualsTheOneRankRun) {
   const unsigned seed = 8765u + static_cast<unsigned>(GetParam());
   const auto problem = random_tti(seed, {26, 22, 28}, GetParam(), true);
   ASSERT_EQ(problem.layer, kernels::TtiLayer::cpml);
+  const int ran = expect_every_decomposition_equals_one_rank(problem, seed);
+  if (testing::world_size() > 1) EXPECT_GE(ran, 2) << "decompositions of more than one rank";
+}
+
+// A VTI model with the CPML layer: the VTI form's rows and, on the GPU, the CPML's live rows only
+// (kernels/tti_cpml.hpp, perp_row_live), the halos' psi and V included.
+TEST(TtiCpmlVtiDistributed, EveryDecompositionEqualsTheOneRankRun) {
+  if (skip_without_gpu()) GTEST_SKIP() << "no CUDA device";
+  const unsigned seed = 9127u;
+  const auto problem = random_tti(seed, {26, 22, 28}, kernels::kZLo, true, true);
+  ASSERT_TRUE(problem.vti);
   const int ran = expect_every_decomposition_equals_one_rank(problem, seed);
   if (testing::world_size() > 1) EXPECT_GE(ran, 2) << "decompositions of more than one rank";
 }
