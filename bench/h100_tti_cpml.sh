@@ -9,7 +9,7 @@
 # SKIP_NCU=1, MPI=1 (configs/tti.yaml with the CPML on the GPU, one process and 2 ranks sharing
 # the GPU: the seismograms compared), SKIP_MPI=1 (no distributed test), BENCH_KERNELS (the bench's
 # kernels; default KERNEL), BENCH_SET (one more --set for the bench's model, e.g.
-# model.theta.constant=0: VTI).
+# model.theta.constant=0: VTI; Nsight Compute's run takes it too).
 set -uo pipefail
 out=${OUT:-/tmp}
 kernel=${KERNEL:-swic_split_tma:32x16x64}
@@ -41,10 +41,10 @@ build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$b
   --steps 20 --set boundary.pml.tti=cpml "${extra[@]}" 2>&1 | tee "$out/bench-cpml.log" | grep '^|' | sed "s/^/cpml /"
 if [ "${SKIP_NCU:-0}" != 1 ] && command -v ncu > /dev/null; then
   echo "== ncu, the CPML layer's kernels (512^3, one step: six slabs each)"
-  ncu --kernel-name regex:"tti_cpml|tti" --launch-skip 13 --launch-count 13 \
+  ncu --kernel-name regex:"tti_cpml|tti|streaming" --launch-skip 13 --launch-count 13 \
     --section SpeedOfLight --section Occupancy --section MemoryWorkloadAnalysis \
     build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$kernel" --shapes 512 --steps 3 \
-    --set boundary.pml.tti=cpml > "$out/ncu-cpml.log" 2>&1
+    --set boundary.pml.tti=cpml "${extra[@]}" > "$out/ncu-cpml.log" 2>&1
   # kernel, grid, duration, DRAM %, SM %, occupancy: one line a launch
   awk '/^  [^ ].*\(.*Context/ { if (name) print name, d, dram, sm, occ; name = $1; sub(/.*::/, "", name); sub(/\(.*/, "", name); d = dram = sm = occ = "" }
        /^    Duration/ { d = $(NF) $(NF-1) } /^    DRAM Throughput/ { dram = "dram=" $NF "%" }
