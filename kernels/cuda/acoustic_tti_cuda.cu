@@ -569,6 +569,13 @@ class CudaAcousticTti final : public Propagator {
   /// starting at k = 0 (cpml_grid, swic_split.cu) they are as fast as it at 512^3 and faster at
   /// 1000^3 (bench/results/2026-11-27-session19-tti-cpml-k-faces.md).
   void cpml_layer(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
+    if (family_->launch_tti_cpml_pass2 != nullptr) {  // the family's kernel takes all of pass 2
+      for_each_slab(cpml_.layer, {0, 0, 0}, part, [&](int slab, const Box3&, const Box3& q) {
+        family_->launch_tti_cpml_pass2(g, cpml_, slab, q, tile_, s);
+        MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+      });
+      return;
+    }
     if (family_->launch_tti_cpml_layer == nullptr || cpml_.rows == nullptr) {
       launch_on_slabs(g.vti ? tti_cpml_layer<true> : tti_cpml_layer<false>, "tti_cpml_layer", g, cpml_, cpml_.layer,
                       {0, 0, 0}, 0, part, s);

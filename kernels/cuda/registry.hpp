@@ -96,6 +96,12 @@ struct KernelFamily {
   /// pass 2. Without it the layer kernel evaluates the rows too (the pair form, one thread a point).
   void (*launch_tti_cpml_layer)(const TtiStepArgs&, const TtiCpmlArgs&, int slab, const physics::Box3& region,
                                 cudaStream_t) = nullptr;
+  /// acoustic_tti with the CPML layer, optional: the CPML's whole pass 2 (the rows, d_c V_c, zeta
+  /// and the update: kernels/tti_cpml.hpp, tti_cpml_layer_update) at the layer points of `region`,
+  /// a box of slab `slab`, by the family's own kernel, with the tile chosen for the inner
+  /// box; taken instead of launch_tti_cpml_layer and the layer kernel.
+  void (*launch_tti_cpml_pass2)(const TtiStepArgs&, const TtiCpmlArgs&, int slab, const physics::Box3& region,
+                                const Tile& tile, cudaStream_t) = nullptr;
   /// Its acoustic_tti launch takes VTI models only (TtiStepArgs::vti, physics::vti_rhs25) and
   /// refuses others: `kernel: auto` skips it there, naming it in execution.kernel is an error.
   bool tti_vti_only = false;

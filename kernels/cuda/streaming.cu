@@ -39,6 +39,7 @@
 
 #include "kernels/cuda/column_queue.hpp"
 #include "kernels/cuda/registry.hpp"
+#include "kernels/tti_cpml.hpp"
 #include "kernels/tti_point.hpp"
 #include "physics/error.hpp"
 #include "physics/stencil.hpp"
@@ -113,16 +114,19 @@ struct VtiPlaneLoads {
 struct VtiColumn {
   bool writes, has_col, jlo, jhi, klo, khi;
   std::int64_t sx, sy4;
+  /// s = p + q at offset `at`.
+  static __device__ MM_FORCE_INLINE float s_at(const TtiStepArgs& g, std::int64_t at) {
+    return __ldg(g.p.origin + at) + __ldg(g.q.origin + at);
+  }
   __device__ MM_FORCE_INLINE VtiPlaneLoads load(const TtiStepArgs& g, std::int64_t o) const {
-    const auto s_at = [&g](std::int64_t at) { return __ldg(g.p.origin + at) + __ldg(g.q.origin + at); };
     VtiPlaneLoads l{};
     if (has_col) {
-      l.s_head = s_at(o + R * sx);
+      l.s_head = s_at(g, o + R * sx);
       l.p = __ldg(g.p.origin + o);
       l.inv_a = __ldg(g.inv_a.origin + o);
     }
-    if (jlo) l.s_lo = s_at(o - sy4);
-    if (jhi) l.s_hi = s_at(o + sy4);
+    if (jlo) l.s_lo = s_at(g, o - sy4);
+    if (jhi) l.s_hi = s_at(g, o + sy4);
     if (klo) {
       l.p_lo = __ldg(g.p.origin + o - R);
       l.a_lo = __ldg(g.inv_a.origin + o - R);
@@ -142,8 +146,20 @@ struct VtiColumn {
   }
 };
 
-template <int TX, int TY>
-__global__ void __launch_bounds__(TX* TY, 1024 / (TX * TY)) streaming_vti(TtiStepArgs g, physics::Box3 region, int chunk) {
+/// The CPML layer's slab that a CPML launch of streaming_vti covers (its region a box of it): the
+/// slab's box and first compact index (kernels/tti_cpml.hpp, LayerIndex).
+struct CpmlSlab {
+  TtiCpmlArgs c;
+  physics::Box3 slab;
+  std::int64_t start = 0;
+};
+
+// Cpml: the region lies in the CPML layer's slab `cpml`, and every point takes the CPML's pass 2
+// (tti_cpml_layer_update) with the rows from the same staged plane; the register bound is loosened
+// to 6 blocks of 128 threads (79 registers, ptxas sm_90; 52 B spilled at 64).
+template <int TX, int TY, bool Cpml>
+__global__ void __launch_bounds__(TX* TY, (Cpml ? 768 : 1024) / (TX * TY))
+    streaming_vti(TtiStepArgs g, physics::Box3 region, int chunk, CpmlSlab cpml) {
   static_assert(TX >= R && TY >= R, "halo loading needs at least R threads per axis");
   __shared__ float ss[TY + 2 * R][TX];                  // s = p + q, j halo
   __shared__ float sp[TY][TX + 2 * R], sa[TY][TX + 2 * R];  // p and 1/a, k halo
@@ -167,7 +183,7 @@ __global__ void __launch_bounds__(TX* TY, 1024 / (TX * TY)) streaming_vti(TtiSte
   q[0] = 0.0f;
 #pragma unroll
   for (int d = 0; d < 2 * R; ++d)
-    q[d + 1] = col.has_col ? __ldg(g.p.origin + o + (d - R) * col.sx) + __ldg(g.q.origin + o + (d - R) * col.sx) : 0.0f;
+    q[d + 1] = col.has_col ? VtiColumn::s_at(g, o + (d - R) * col.sx) : 0.0f;
   VtiPlaneLoads next = col.load(g, o);
 
   for (int i = i_begin; i < i_end; ++i, o += col.sx) {
@@ -199,6 +215,11 @@ __global__ void __launch_bounds__(TX* TY, 1024 / (TX * TY)) streaming_vti(TtiSte
       return physics::TtiFieldPoint{0.0f, sp[ty][tx + R + dk]};
     };
     const auto medium = [&](int, int, int dk) { return physics::TtiMediumPoint{0.0f, 0.0f, 1.0f, sa[ty][tx + R + dk]}; };
+    if constexpr (Cpml) {
+      tti_cpml_layer_update<true>(g, cpml.c, cpml.slab, i, j, k, cpml.start + cpml.slab.position(i, j, k),
+                                  physics::vti_rows25(field, medium, g.stencil));
+      continue;
+    }
     const physics::TtiRhs r = physics::vti_rhs25(field, medium, l.b, g.stencil);
     if (g.inner.contains(i, j, k)) {  // tti_leapfrog from the values loaded a plane early
       g.p_next.origin[o] = physics::leapfrog(l.p_prev, l.p, l.v2dt2, r.p);
@@ -212,12 +233,13 @@ __global__ void __launch_bounds__(TX* TY, 1024 / (TX * TY)) streaming_vti(TtiSte
 struct Variant {
   int x, y;
   void (*kernel)(IsoStepArgs, int);
-  void (*vti)(TtiStepArgs, physics::Box3, int);
+  void (*vti)(TtiStepArgs, physics::Box3, int, CpmlSlab);
+  void (*vti_cpml)(TtiStepArgs, physics::Box3, int, CpmlSlab);
 };
 
 template <int TX, int TY>
 constexpr Variant variant() {
-  return {TX, TY, &streaming_iso<TX, TY>, &streaming_vti<TX, TY>};
+  return {TX, TY, &streaming_iso<TX, TY>, &streaming_vti<TX, TY, false>, &streaming_vti<TX, TY, true>};
 }
 
 const Variant kVariants[] = {variant<32, 8>(), variant<32, 16>(), variant<64, 8>(),
@@ -249,7 +271,15 @@ void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t
                 "axis is tilted: choose another execution.kernel");
   if (region.empty()) return;
   const dim3 grid(ceil_div(region.n.k, t.x), ceil_div(region.n.j, t.y), ceil_div(region.n.i, t.z));
-  v.vti<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, t.z);
+  v.vti<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, t.z, CpmlSlab{});
+}
+
+void launch_tti_cpml_pass2(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
+                           const Tile& t, cudaStream_t s) {
+  const Variant& v = find(t);
+  if (region.empty()) return;
+  const dim3 grid(ceil_div(region.n.k, t.x), ceil_div(region.n.j, t.y), ceil_div(region.n.i, t.z));
+  v.vti_cpml<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, t.z, CpmlSlab{c, c.layer.slab(slab), c.layer.start[slab]});
 }
 
 cudaFuncAttributes tti_attributes(const Tile& t) {
@@ -270,6 +300,7 @@ KernelFamily family() {
   f.launch_tti = &launch_tti;
   f.tti_tunables = {{32, 4, 128}, {32, 8, 64}, {32, 16, 64}, {64, 8, 32}};
   f.tti_attributes = &tti_attributes;
+  f.launch_tti_cpml_pass2 = &launch_tti_cpml_pass2;
   f.tti_vti_only = true;
   return f;
 }
