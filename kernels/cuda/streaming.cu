@@ -154,15 +154,69 @@ struct CpmlSlab {
   std::int64_t start = 0;
 };
 
+// What the CPML's pass 2 (kernels/tti_cpml.hpp, tti_cpml_layer_update on a VTI model: the live
+// rows only) reads at plane i of the thread's column besides the staged fields, loaded while plane
+// i - 1 is computed: V_perp x along i (a register queue), V_perp y with its j halo and V_axis z
+// with its k halo (staged like s and p), zeta of the live rows where their axis is damped, and
+// axis x's profile at the plane. V is zero where nothing is stored (inner points, beyond the grid).
+struct VtiCpmlLoads {
+  float v_head;                        // V_perp x at (i + 4, j, k): the queue's new head
+  float vy, vz;                        // V_perp y and V_axis z at (i, j, k)
+  float vy_lo, vy_hi, vz_lo, vz_hi;    // the halo this thread stages
+  float zeta_x, zeta_y, zeta_z;        // zeta_perp x, zeta_perp y, zeta_axis z (zero where not damped)
+  float a_x, b_x, eta_x;               // axis x's CPML profile and the sponge's eta at plane i
+};
+
+struct VtiCpmlColumn {
+  const VtiColumn& col;
+  const CpmlSlab& cs;
+  int j, k;
+  bool damped_y, damped_z;  // b of axes y and z at (j, k) not zero: zeta of those rows is kept
+
+  /// V field f, row e at the point m steps along axis A from (i, j, k), whose compact index is x
+  /// where the thread writes (its point lies in the slab), else looked up.
+  template <int A>
+  __device__ MM_FORCE_INLINE float v_along(int f, int e, int i, std::int64_t x, int m) const {
+    const std::int64_t y = col.writes ? cs.c.along<A>(cs.slab, i, j, k, x, m)
+                                      : cs.c.index(i + (A == 0 ? m : 0), j + (A == 1 ? m : 0), k + (A == 2 ? m : 0));
+    return y < 0 ? 0.0f : __ldg(&cs.c.at(f, e, y));
+  }
+  /// The loads of plane i, whose compact index at the thread's point is x (where it writes).
+  __device__ MM_FORCE_INLINE VtiCpmlLoads load(const TtiStepArgs& g, int i, std::int64_t x) const {
+    VtiCpmlLoads l{};
+    if (col.writes) {
+      l.v_head = v_along<0>(kVPerp, 0, i, x, R);
+      l.vy = __ldg(&cs.c.at(kVPerp, 1, x));
+      l.vz = __ldg(&cs.c.at(kVAxis, 2, x));
+      l.a_x = __ldg(cs.c.a[0] + i);
+      l.b_x = __ldg(cs.c.b[0] + i);
+      l.eta_x = __ldg(g.eta[0] + i + 1);
+      if (l.b_x != 0.0f) l.zeta_x = cs.c.at(kZetaPerp, 0, x);
+      if (damped_y) l.zeta_y = cs.c.at(kZetaPerp, 1, x);
+      if (damped_z) l.zeta_z = cs.c.at(kZetaAxis, 2, x);
+    } else if (col.has_col) {  // beyond the region: the halo of the threads that write
+      l.vy = v_along<1>(kVPerp, 1, i, x, 0);
+      l.vz = v_along<2>(kVAxis, 2, i, x, 0);
+    }
+    if (col.jlo) l.vy_lo = v_along<1>(kVPerp, 1, i, x, -R);
+    if (col.jhi) l.vy_hi = v_along<1>(kVPerp, 1, i, x, R);
+    if (col.klo) l.vz_lo = v_along<2>(kVAxis, 2, i, x, -R);
+    if (col.khi) l.vz_hi = v_along<2>(kVAxis, 2, i, x, R);
+    return l;
+  }
+};
+
 // Cpml: the region lies in the CPML layer's slab `cpml`, and every point takes the CPML's pass 2
-// (tti_cpml_layer_update) with the rows from the same staged plane; the register bound is loosened
-// to 6 blocks of 128 threads (79 registers, ptxas sm_90; 52 B spilled at 64).
+// with the rows from the staged plane (physics::vti_rows25) and the flux derivatives from V staged
+// the same way (VtiCpmlLoads); the same formulas as tti_cpml_layer_update, to the same values.
 template <int TX, int TY, bool Cpml>
-__global__ void __launch_bounds__(TX* TY, (Cpml ? 768 : 1024) / (TX * TY))
+__global__ void __launch_bounds__(TX* TY, (Cpml ? 512 : 1024) / (TX * TY))
     streaming_vti(TtiStepArgs g, physics::Box3 region, int chunk, CpmlSlab cpml) {
   static_assert(TX >= R && TY >= R, "halo loading needs at least R threads per axis");
   __shared__ float ss[TY + 2 * R][TX];                  // s = p + q, j halo
   __shared__ float sp[TY][TX + 2 * R], sa[TY][TX + 2 * R];  // p and 1/a, k halo
+  constexpr int CY = Cpml ? TY + 2 * R : 1, CX = Cpml ? TX + 2 * R : 1;
+  __shared__ float svy[CY][TX], svz[Cpml ? TY : 1][CX];  // Cpml: V_perp y, j halo; V_axis z, k halo
 
   const int tx = threadIdx.x, ty = threadIdx.y;
   const physics::Index3 hi = region.hi();
@@ -186,12 +240,40 @@ __global__ void __launch_bounds__(TX* TY, (Cpml ? 768 : 1024) / (TX * TY))
     q[d + 1] = col.has_col ? VtiColumn::s_at(g, o + (d - R) * col.sx) : 0.0f;
   VtiPlaneLoads next = col.load(g, o);
 
-  for (int i = i_begin; i < i_end; ++i, o += col.sx) {
+  // Cpml: the compact index x of the thread's point (where it writes), V_perp x (i-4 .. i+4) of
+  // the column in vq, the profiles of axes y and z at the column.
+  const physics::Box3& slab = cpml.slab;
+  const std::int64_t sx_layer = static_cast<std::int64_t>(slab.n.j) * slab.n.k;
+  std::int64_t x = col.writes ? cpml.start + slab.position(i_begin, j, k) : -1;
+  float vq[Cpml ? 2 * R + 1 : 1];
+  float a_y = 0, b_y = 0, a_z = 0, b_z = 0, eta_y = 0, eta_z = 0;
+  VtiCpmlLoads vnext{};
+  if constexpr (Cpml) {
+    if (col.writes) {
+      a_y = __ldg(cpml.c.a[1] + j), b_y = __ldg(cpml.c.b[1] + j), eta_y = __ldg(g.eta[1] + j + 1);
+      a_z = __ldg(cpml.c.a[2] + k), b_z = __ldg(cpml.c.b[2] + k), eta_z = __ldg(g.eta[2] + k + 1);
+    }
+    const VtiCpmlColumn vcol{col, cpml, j, k, b_y != 0.0f, b_z != 0.0f};
+    vq[0] = 0.0f;
+#pragma unroll
+    for (int d = 0; d < 2 * R; ++d) vq[d + 1] = col.writes ? vcol.v_along<0>(kVPerp, 0, i_begin, x, d - R) : 0.0f;
+    vnext = vcol.load(g, i_begin, x);
+  }
+
+  for (int i = i_begin; i < i_end; ++i, o += col.sx, x += sx_layer) {
     const VtiPlaneLoads l = next;
     if (i + 1 < i_end) next = col.load(g, o + col.sx);  // block-uniform condition
 #pragma unroll
     for (int d = 0; d < 2 * R; ++d) q[d] = q[d + 1];
     q[2 * R] = l.s_head;
+    VtiCpmlLoads v{};
+    if constexpr (Cpml) {
+      v = vnext;
+      if (i + 1 < i_end) vnext = VtiCpmlColumn{col, cpml, j, k, b_y != 0.0f, b_z != 0.0f}.load(g, i + 1, x + sx_layer);
+#pragma unroll
+      for (int d = 0; d < 2 * R; ++d) vq[d] = vq[d + 1];
+      vq[2 * R] = v.v_head;
+    }
     __syncthreads();  // everyone is done reading the previous plane
     ss[ty + R][tx] = q[R];
     sp[ty][tx + R] = l.p;
@@ -206,6 +288,14 @@ __global__ void __launch_bounds__(TX* TY, (Cpml ? 768 : 1024) / (TX * TY))
       sp[ty][tx + 2 * R] = l.p_hi;
       sa[ty][tx + 2 * R] = l.a_hi;
     }
+    if constexpr (Cpml) {
+      svy[ty + R][tx] = v.vy;
+      svz[ty][tx + R] = v.vz;
+      if (col.jlo) svy[ty][tx] = v.vy_lo;
+      if (col.jhi) svy[ty + 2 * R][tx] = v.vy_hi;
+      if (col.klo) svz[ty][tx] = v.vz_lo;
+      if (col.khi) svz[ty][tx + 2 * R] = v.vz_hi;
+    }
     __syncthreads();
     if (!col.writes) continue;
     // vti_rhs25 reads s on the x line (the queue) and the y line, p and 1/a on the z line.
@@ -216,8 +306,24 @@ __global__ void __launch_bounds__(TX* TY, (Cpml ? 768 : 1024) / (TX * TY))
     };
     const auto medium = [&](int, int, int dk) { return physics::TtiMediumPoint{0.0f, 0.0f, 1.0f, sa[ty][tx + R + dk]}; };
     if constexpr (Cpml) {
-      tti_cpml_layer_update<true>(g, cpml.c, cpml.slab, i, j, k, cpml.start + cpml.slab.position(i, j, k),
-                                  physics::vti_rows25(field, medium, g.stencil));
+      // tti_cpml_layer_update's formulas: d_c V_c of the live rows, the stretched operators with
+      // zeta (kept where the row's axis is damped), the update; from the values loaded ahead.
+      const float dv_perp[3] = {pml::first_derivative8<0>([&](int di, int, int) { return vq[R + di]; }, cpml.c.d1),
+                                pml::first_derivative8<1>([&](int, int dj, int) { return svy[ty + R + dj][tx]; }, cpml.c.d1),
+                                0.0f};
+      const float dv_axis[3] = {0.0f, 0.0f,
+                                pml::first_derivative8<2>([&](int, int, int dk) { return svz[ty][tx + R + dk]; }, cpml.c.d1)};
+      const float a[3] = {v.a_x, a_y, a_z}, b[3] = {v.b_x, b_y, b_z};
+      float zeta_perp[3] = {v.zeta_x, v.zeta_y, 0.0f}, zeta_axis[3] = {0.0f, 0.0f, v.zeta_z};
+      const TtiStretched op = tti_stretched_operators(physics::vti_rows25(field, medium, g.stencil), dv_perp, dv_axis,
+                                                      a, b, zeta_perp, zeta_axis);
+      if (v.b_x != 0.0f) cpml.c.at(kZetaPerp, 0, x) = zeta_perp[0];
+      if (b_y != 0.0f) cpml.c.at(kZetaPerp, 1, x) = zeta_perp[1];
+      if (b_z != 0.0f) cpml.c.at(kZetaAxis, 2, x) = zeta_axis[2];
+      float p_next = l.p_prev, q_next = l.q_prev;
+      tti_cpml_update(op, l.p, l.q, l.v2dt2, l.inv_a, l.b, v.eta_x + eta_y + eta_z, &p_next, &q_next);
+      g.p_next.origin[o] = p_next;
+      g.q_next.origin[o] = q_next;
       continue;
     }
     const physics::TtiRhs r = physics::vti_rhs25(field, medium, l.b, g.stencil);
@@ -278,8 +384,12 @@ void launch_tti_cpml_pass2(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab,
                            const Tile& t, cudaStream_t s) {
   const Variant& v = find(t);
   if (region.empty()) return;
-  const dim3 grid(ceil_div(region.n.k, t.x), ceil_div(region.n.j, t.y), ceil_div(region.n.i, t.z));
-  v.vti_cpml<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, t.z, CpmlSlab{c, c.layer.slab(slab), c.layer.start[slab]});
+  // Chunks of about kCpmlChunk planes, as even as they come: a slab is thin along one axis, and
+  // chunks of the inner box's length left too few blocks (320 on a j face at 512^3).
+  constexpr int kCpmlChunk = 16;
+  const int chunk = static_cast<int>(ceil_div(region.n.i, ceil_div(region.n.i, kCpmlChunk)));
+  const dim3 grid(ceil_div(region.n.k, t.x), ceil_div(region.n.j, t.y), ceil_div(region.n.i, chunk));
+  v.vti_cpml<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, chunk, CpmlSlab{c, c.layer.slab(slab), c.layer.start[slab]});
 }
 
 cudaFuncAttributes tti_attributes(const Tile& t) {
