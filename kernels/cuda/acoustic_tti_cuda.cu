@@ -177,12 +177,21 @@ void launch_on_slabs(Kernel kernel, const char* name, const TtiStepArgs& g, cons
 }
 
 /// The CPML's pass 1 (psi and V) at the layer's points and at those of the halos shared with
-/// neighbours (TtiCpmlHalo), on stream s; not at the slabs the family's CPML launch takes it at
-/// (TtiCpmlArgs::psi_by_rows).
-void launch_cpml_psi(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& grid, cudaStream_t s) {
+/// neighbours (TtiCpmlHalo), on stream s; at the layer's by the family's kernel where it has one
+/// (KernelFamily::launch_tti_cpml_psi, with the inner box's tile), and not at the slabs the family's
+/// CPML launch takes it at (TtiCpmlArgs::psi_by_rows).
+void launch_cpml_psi(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& grid, const KernelFamily& family,
+                     const Tile& tile, cudaStream_t s) {
   const auto kernel = g.vti ? tti_cpml_psi<true> : tti_cpml_psi<false>;
-  launch_on_slabs(kernel, "tti_cpml_psi", g, c, c.layer, {0, 0, 0}, 0, grid, s,
-                  [&c](int slab) { return !c.psi_by_rows(slab); });
+  if (family.launch_tti_cpml_psi != nullptr) {  // the family's kernel at the own layer's points
+    for_each_slab(c.layer, {0, 0, 0}, grid, [&](int slab, const physics::Box3&, const physics::Box3& q) {
+      family.launch_tti_cpml_psi(g, c, slab, q, tile, s);
+      MM_CUDA_CHECK_LAUNCH(family.name.c_str());
+    });
+  } else {
+    launch_on_slabs(kernel, "tti_cpml_psi", g, c, c.layer, {0, 0, 0}, 0, grid, s,
+                    [&c](int slab) { return !c.psi_by_rows(slab); });
+  }
   for (int f = 0; f < 6; ++f)
     launch_on_slabs(kernel, "tti_cpml_psi (halo)", g, c, c.halo.face[f], c.halo.lo[f], c.halo.start[f],
                     c.halo.box(f), s);
@@ -328,7 +337,7 @@ class CudaAcousticTti final : public Propagator {
         // box, the layer's points by the CPML update.
         cpml_.psi_in_rows =
             psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr;
-        launch_cpml_psi(g, cpml_, p_.grid.box(), s);
+        launch_cpml_psi(g, cpml_, p_.grid.box(), *family_, tile_, s);
         family_->launch_tti(g, inner_, tile_, s);
         MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
         cpml_layer(g, p_.grid.box(), s);
@@ -524,7 +533,7 @@ class CudaAcousticTti final : public Propagator {
     // The CPML's psi and V (own and halo points) before both parts, which read V around their
     // points: all of it here, none in the family's CPML launch of either part.
     cpml_.psi_in_rows = false;
-    if (p_.layer == TtiLayer::cpml) launch_cpml_psi(g, cpml_, p_.grid.box(), s);
+    if (p_.layer == TtiLayer::cpml) launch_cpml_psi(g, cpml_, p_.grid.box(), *family_, tile_, s);
     MM_CUDA_CHECK(cudaEventRecord(step_start_.get(), s));  // the last step (free surfaces) is done
     MM_CUDA_CHECK(cudaStreamWaitEvent(sh, step_start_.get(), 0));
     MM_CUDA_CHECK(cudaEventRecord(ev.start.get(), sh));

@@ -96,6 +96,11 @@ struct KernelFamily {
   /// pass 2. Without it the layer kernel evaluates the rows too (the pair form, one thread a point).
   void (*launch_tti_cpml_layer)(const TtiStepArgs&, const TtiCpmlArgs&, int slab, const physics::Box3& region,
                                 cudaStream_t) = nullptr;
+  /// acoustic_tti with the CPML layer, optional: the CPML's pass 1 (psi and V: kernels/tti_cpml.hpp,
+  /// tti_cpml_psi_point) at the layer points of `region`, a box of slab `slab`, by the family's own
+  /// kernel, with the tile chosen for the inner box; the point kernel still takes the halos' points.
+  void (*launch_tti_cpml_psi)(const TtiStepArgs&, const TtiCpmlArgs&, int slab, const physics::Box3& region,
+                              const Tile& tile, cudaStream_t) = nullptr;
   /// acoustic_tti with the CPML layer, optional: the CPML's whole pass 2 (the rows, d_c V_c, zeta
   /// and the update: kernels/tti_cpml.hpp, tti_cpml_layer_update) at the layer points of `region`,
   /// a box of slab `slab`, by the family's own kernel, with the tile chosen for the inner

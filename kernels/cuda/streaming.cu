@@ -206,12 +206,43 @@ struct VtiCpmlColumn {
   }
 };
 
-// Cpml: the region lies in the CPML layer's slab `cpml`, and every point takes the CPML's pass 2
-// with the rows from the staged plane (physics::vti_rows25) and the flux derivatives from V staged
-// the same way (VtiCpmlLoads); the same formulas as tti_cpml_layer_update, to the same values.
-template <int TX, int TY, bool Cpml>
-__global__ void __launch_bounds__(TX* TY, (Cpml ? 512 : 1024) / (TX * TY))
+// What the CPML's pass 1 reads at plane i of the thread's column besides the staged fields, loaded
+// while plane i - 1 is computed: psi of the live rows where their axis is damped (zero elsewhere)
+// and axis x's profile at the plane.
+struct VtiPsiLoads {
+  float psi_x, psi_y, psi_z;  // psi_s x, psi_s y, psi_p z
+  float a_x, b_x;
+};
+
+struct VtiPsiColumn {
+  const VtiColumn& col;
+  const CpmlSlab& cs;
+  bool damped_y, damped_z;
+  __device__ MM_FORCE_INLINE VtiPsiLoads load(int i, std::int64_t x) const {
+    VtiPsiLoads l{};
+    if (!col.writes) return l;
+    l.a_x = __ldg(cs.c.a[0] + i);
+    l.b_x = __ldg(cs.c.b[0] + i);
+    if (l.b_x != 0.0f) l.psi_x = cs.c.at(kPsiS, 0, x);
+    if (damped_y) l.psi_y = cs.c.at(kPsiS, 1, x);
+    if (damped_z) l.psi_z = cs.c.at(kPsiP, 2, x);
+    return l;
+  }
+};
+
+/// What a launch of streaming_vti computes at the points of its region: the step's update (the
+/// sponge's or the plain leapfrog), or, the region lying in the CPML layer's slab (CpmlSlab), the
+/// CPML's pass 1 or pass 2 there (kernels/tti_cpml.hpp), on the same staged lines.
+enum class VtiPass { step, cpml_psi, cpml_layer };
+
+// cpml_psi: psi of the damped axes' live rows (psi_s x, y from s on the x and y lines, psi_p z
+// from p on the z line) and V, as tti_cpml_psi_point<true>. cpml_layer: pass 2 with the rows from
+// the staged plane (physics::vti_rows25) and the flux derivatives from V staged the same way
+// (VtiCpmlLoads), as tti_cpml_layer_update<true>. The same formulas, to the same values.
+template <int TX, int TY, VtiPass Pass>
+__global__ void __launch_bounds__(TX* TY, (Pass == VtiPass::cpml_layer ? 512 : 1024) / (TX * TY))
     streaming_vti(TtiStepArgs g, physics::Box3 region, int chunk, CpmlSlab cpml) {
+  constexpr bool Cpml = Pass == VtiPass::cpml_layer, Psi = Pass == VtiPass::cpml_psi;
   static_assert(TX >= R && TY >= R, "halo loading needs at least R threads per axis");
   __shared__ float ss[TY + 2 * R][TX];                  // s = p + q, j halo
   __shared__ float sp[TY][TX + 2 * R], sa[TY][TX + 2 * R];  // p and 1/a, k halo
@@ -240,19 +271,22 @@ __global__ void __launch_bounds__(TX* TY, (Cpml ? 512 : 1024) / (TX * TY))
     q[d + 1] = col.has_col ? VtiColumn::s_at(g, o + (d - R) * col.sx) : 0.0f;
   VtiPlaneLoads next = col.load(g, o);
 
-  // Cpml: the compact index x of the thread's point (where it writes), V_perp x (i-4 .. i+4) of
-  // the column in vq, the profiles of axes y and z at the column.
+  // The CPML passes: the compact index x of the thread's point (where it writes), the profiles of
+  // axes y and z at the column; pass 2: V_perp x (i-4 .. i+4) of the column in vq.
   const physics::Box3& slab = cpml.slab;
   const std::int64_t sx_layer = static_cast<std::int64_t>(slab.n.j) * slab.n.k;
-  std::int64_t x = col.writes ? cpml.start + slab.position(i_begin, j, k) : -1;
+  std::int64_t x = col.writes && Pass != VtiPass::step ? cpml.start + slab.position(i_begin, j, k) : -1;
   float vq[Cpml ? 2 * R + 1 : 1];
   float a_y = 0, b_y = 0, a_z = 0, b_z = 0, eta_y = 0, eta_z = 0;
+  if (Pass != VtiPass::step && col.writes) {
+    a_y = __ldg(cpml.c.a[1] + j), b_y = __ldg(cpml.c.b[1] + j);
+    a_z = __ldg(cpml.c.a[2] + k), b_z = __ldg(cpml.c.b[2] + k);
+  }
   VtiCpmlLoads vnext{};
+  VtiPsiLoads pnext{};
+  if constexpr (Psi) pnext = VtiPsiColumn{col, cpml, b_y != 0.0f, b_z != 0.0f}.load(i_begin, x);
   if constexpr (Cpml) {
-    if (col.writes) {
-      a_y = __ldg(cpml.c.a[1] + j), b_y = __ldg(cpml.c.b[1] + j), eta_y = __ldg(g.eta[1] + j + 1);
-      a_z = __ldg(cpml.c.a[2] + k), b_z = __ldg(cpml.c.b[2] + k), eta_z = __ldg(g.eta[2] + k + 1);
-    }
+    if (col.writes) eta_y = __ldg(g.eta[1] + j + 1), eta_z = __ldg(g.eta[2] + k + 1);
     const VtiCpmlColumn vcol{col, cpml, j, k, b_y != 0.0f, b_z != 0.0f};
     vq[0] = 0.0f;
 #pragma unroll
@@ -267,6 +301,11 @@ __global__ void __launch_bounds__(TX* TY, (Cpml ? 512 : 1024) / (TX * TY))
     for (int d = 0; d < 2 * R; ++d) q[d] = q[d + 1];
     q[2 * R] = l.s_head;
     VtiCpmlLoads v{};
+    VtiPsiLoads ps{};
+    if constexpr (Psi) {
+      ps = pnext;
+      if (i + 1 < i_end) pnext = VtiPsiColumn{col, cpml, b_y != 0.0f, b_z != 0.0f}.load(i + 1, x + sx_layer);
+    }
     if constexpr (Cpml) {
       v = vnext;
       if (i + 1 < i_end) vnext = VtiCpmlColumn{col, cpml, j, k, b_y != 0.0f, b_z != 0.0f}.load(g, i + 1, x + sx_layer);
@@ -305,6 +344,24 @@ __global__ void __launch_bounds__(TX* TY, (Cpml ? 512 : 1024) / (TX * TY))
       return physics::TtiFieldPoint{0.0f, sp[ty][tx + R + dk]};
     };
     const auto medium = [&](int, int, int dk) { return physics::TtiMediumPoint{0.0f, 0.0f, 1.0f, sa[ty][tx + R + dk]}; };
+    if constexpr (Psi) {
+      // tti_cpml_psi_point<true>: psi of the live rows where their axis is damped, then V.
+      float psi_s[3] = {}, psi_p[3] = {};
+      if (ps.b_x != 0.0f) {
+        psi_s[0] = pml::cpml_psi_next<0>(ps.psi_x, ps.a_x, ps.b_x, [&](int di, int, int) { return q[R + di]; }, cpml.c.d1);
+        cpml.c.at(kPsiS, 0, x) = psi_s[0];
+      }
+      if (b_y != 0.0f) {
+        psi_s[1] = pml::cpml_psi_next<1>(ps.psi_y, a_y, b_y, [&](int, int dj, int) { return ss[ty + R + dj][tx]; }, cpml.c.d1);
+        cpml.c.at(kPsiS, 1, x) = psi_s[1];
+      }
+      if (b_z != 0.0f) {
+        psi_p[2] = pml::cpml_psi_next<2>(ps.psi_z, a_z, b_z, [&](int, int, int dk) { return sp[ty][tx + R + dk]; }, cpml.c.d1);
+        cpml.c.at(kPsiP, 2, x) = psi_p[2];
+      }
+      tti_cpml_fluxes<true>(cpml.c, x, physics::TtiMediumPoint{0.0f, 0.0f, 1.0f, l.inv_a}, psi_s, psi_p);
+      continue;
+    }
     if constexpr (Cpml) {
       // tti_cpml_layer_update's formulas: d_c V_c of the live rows, the stretched operators with
       // zeta (kept where the row's axis is damped), the update; from the values loaded ahead.
@@ -340,12 +397,14 @@ struct Variant {
   int x, y;
   void (*kernel)(IsoStepArgs, int);
   void (*vti)(TtiStepArgs, physics::Box3, int, CpmlSlab);
+  void (*vti_psi)(TtiStepArgs, physics::Box3, int, CpmlSlab);
   void (*vti_cpml)(TtiStepArgs, physics::Box3, int, CpmlSlab);
 };
 
 template <int TX, int TY>
 constexpr Variant variant() {
-  return {TX, TY, &streaming_iso<TX, TY>, &streaming_vti<TX, TY, false>, &streaming_vti<TX, TY, true>};
+  return {TX, TY, &streaming_iso<TX, TY>, &streaming_vti<TX, TY, VtiPass::step>,
+          &streaming_vti<TX, TY, VtiPass::cpml_psi>, &streaming_vti<TX, TY, VtiPass::cpml_layer>};
 }
 
 const Variant kVariants[] = {variant<32, 8>(), variant<32, 16>(), variant<64, 8>(),
@@ -380,16 +439,26 @@ void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t
   v.vti<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, t.z, CpmlSlab{});
 }
 
-void launch_tti_cpml_pass2(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
-                           const Tile& t, cudaStream_t s) {
-  const Variant& v = find(t);
+/// A CPML pass (Variant::vti_psi or ::vti_cpml) over `region`, a box of the layer's slab `slab`.
+void launch_cpml_pass(void (*kernel)(TtiStepArgs, physics::Box3, int, CpmlSlab), const TtiStepArgs& g,
+                      const TtiCpmlArgs& c, int slab, const physics::Box3& region, const Tile& t, cudaStream_t s) {
   if (region.empty()) return;
   // Chunks of about kCpmlChunk planes, as even as they come: a slab is thin along one axis, and
   // chunks of the inner box's length left too few blocks (320 on a j face at 512^3).
   constexpr int kCpmlChunk = 16;
   const int chunk = static_cast<int>(ceil_div(region.n.i, ceil_div(region.n.i, kCpmlChunk)));
   const dim3 grid(ceil_div(region.n.k, t.x), ceil_div(region.n.j, t.y), ceil_div(region.n.i, chunk));
-  v.vti_cpml<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, chunk, CpmlSlab{c, c.layer.slab(slab), c.layer.start[slab]});
+  kernel<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, chunk, CpmlSlab{c, c.layer.slab(slab), c.layer.start[slab]});
+}
+
+void launch_tti_cpml_psi(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
+                         const Tile& t, cudaStream_t s) {
+  launch_cpml_pass(find(t).vti_psi, g, c, slab, region, t, s);
+}
+
+void launch_tti_cpml_pass2(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
+                           const Tile& t, cudaStream_t s) {
+  launch_cpml_pass(find(t).vti_cpml, g, c, slab, region, t, s);
 }
 
 cudaFuncAttributes tti_attributes(const Tile& t) {
@@ -410,6 +479,7 @@ KernelFamily family() {
   f.launch_tti = &launch_tti;
   f.tti_tunables = {{32, 4, 128}, {32, 8, 64}, {32, 16, 64}, {64, 8, 32}};
   f.tti_attributes = &tti_attributes;
+  f.launch_tti_cpml_psi = &launch_tti_cpml_psi;
   f.launch_tti_cpml_pass2 = &launch_tti_cpml_pass2;
   f.tti_vti_only = true;
   return f;
