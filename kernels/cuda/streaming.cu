@@ -35,6 +35,10 @@
 // in the layer tti_update_from_rhs (sponge or CPML) reads what it needs. __launch_bounds__ asks for
 // 1024 threads per SM (64 registers): H200, 1000^3, sponge 53.1 GPts/s vs 40.3 loading in place
 // (bench/results/2026-11-28-session26-tti-vti-ahead.md).
+// With the CPML layer the same kernel also takes both of the layer's passes slab by slab
+// (VtiPass, KernelFamily::launch_tti_cpml_psi and ::launch_tti_cpml_pass2) on the same staged
+// lines, their own reads loaded a plane ahead too, in chunks of about 16 planes: H200, 1000^3,
+// CPML 43.2 GPts/s vs 40.2 with the point kernels (bench/results/2026-11-29-session27-tti-vti-cpml.md).
 #include <string>
 
 #include "kernels/cuda/column_queue.hpp"
@@ -238,7 +242,8 @@ enum class VtiPass { step, cpml_psi, cpml_layer };
 // cpml_psi: psi of the damped axes' live rows (psi_s x, y from s on the x and y lines, psi_p z
 // from p on the z line) and V, as tti_cpml_psi_point<true>. cpml_layer: pass 2 with the rows from
 // the staged plane (physics::vti_rows25) and the flux derivatives from V staged the same way
-// (VtiCpmlLoads), as tti_cpml_layer_update<true>. The same formulas, to the same values.
+// (VtiCpmlLoads), as tti_cpml_layer_update<true>. The same formula functions (CudaTti.VtiModels...
+// against the CPU). pass 2 takes 121 registers (0 spill; 296 B spilled at 80).
 template <int TX, int TY, VtiPass Pass>
 __global__ void __launch_bounds__(TX* TY, (Pass == VtiPass::cpml_layer ? 512 : 1024) / (TX * TY))
     streaming_vti(TtiStepArgs g, physics::Box3 region, int chunk, CpmlSlab cpml) {
