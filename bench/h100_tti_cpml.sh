@@ -8,8 +8,9 @@
 # GPU_TESTS (a ctest -R regex for the gpu-labelled tests; default all),
 # SKIP_NCU=1, MPI=1 (configs/tti.yaml with the CPML on the GPU, one process and 2 ranks sharing
 # the GPU: the seismograms compared), SKIP_MPI=1 (no distributed test), BENCH_KERNELS (the bench's
-# kernels; default KERNEL), BENCH_SET (one more --set for the bench's model, e.g.
-# model.theta.constant=0: VTI; Nsight Compute's run takes it too).
+# kernels; default KERNEL), BENCH_SET (more --set for the bench, separated by spaces, e.g.
+# "model.theta.constant=0 boundary.pml.width=8": VTI, an 8-point layer; Nsight Compute's run takes
+# them too).
 set -uo pipefail
 out=${OUT:-/tmp}
 kernel=${KERNEL:-swic_split_tma:32x16x64}
@@ -33,7 +34,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 bench_kernels=${BENCH_KERNELS:-$kernel}
 extra=()
-[ -n "${BENCH_SET:-}" ] && extra=(--set "$BENCH_SET")
+for setting in ${BENCH_SET:-}; do extra+=(--set "$setting"); done
 echo "== acoustic_tti, $bench_kernels: sponge and CPML layer ${BENCH_SET:-}"
 build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels "$bench_kernels" --shapes "${SHAPES:-512,1000}" \
   --steps 20 --set boundary.pml.tti=sponge "${extra[@]}" 2>&1 | tee "$out/bench-sponge.log" | grep '^|' | sed "s/^/sponge /"

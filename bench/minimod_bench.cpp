@@ -6,7 +6,8 @@
 //   minimod_bench --propagator acoustic_tti --backend cuda --kernels swic --shapes 768
 // acoustic_tti runs the same case with a tilted VTI medium (eps 0.2, delta 0.1, tilt 30 deg,
 // azimuth 20 deg) and its absorbing layer in the same 27 points: the config's default (the CPML)
-// unless --set boundary.pml.tti=sponge; the table names it.
+// unless --set boundary.pml.tti=sponge; the table names it. With --set boundary.pml.width=N the
+// layer is N points, the model shrunk to keep the grid's shape.
 #include <omp.h>
 
 #include <algorithm>
@@ -113,23 +114,36 @@ int main(int argc, char** argv) {
       const auto n = parse_shape(shape_s);
       const bool tti = propagator == "acoustic_tti";
       // TTI runs in standard mode, whose layer pads the model: a model 54 points smaller gives
-      // the same grid with the same 27-point layer inside it.
-      const int pad = tti ? 2 * 27 : 0;
+      // the same grid with the same 27-point layer inside it (2 N smaller with --set
+      // boundary.pml.width=N, read here from the config those settings give).
+      const std::vector<std::string> tti_sets = {"propagator=acoustic_tti", "mode=standard", "boundary.pml.width=27"};
+      int pad = 0;
+      if (tti) {
+        std::vector<std::string> probe = tti_sets;
+        probe.insert(probe.end(), sets.begin(), sets.end());
+        pad = 2 * io::load_config(std::string(MINIMOD_SOURCE_DIR) + "/configs/minimod-benchmark.yaml", probe)
+                      .boundary.pml_width;
+      }
       std::ostringstream shape_set, pos_set;
       shape_set << "grid.shape=[" << n[0] - pad << "," << n[1] - pad << "," << n[2] - pad << "]";
       pos_set << "source.position=[" << (n[0] - pad) / 2 * 20 << "," << (n[1] - pad) / 2 * 20 << ","
               << (n[2] - pad) / 2 * 20 << "]";
       std::vector<std::string> overrides = {shape_set.str(), pos_set.str(),
                                             "time.steps=" + std::to_string(steps + warmup)};
-      if (tti)
-        overrides.insert(overrides.end(), {"propagator=acoustic_tti", "mode=standard", "boundary.pml.width=27", "model.epsilon.constant=0.2",
-                                           "model.delta.constant=0.1", "model.theta.constant=30",
-                                           "model.phi.constant=20"});
+      if (tti) {
+        overrides.insert(overrides.end(), tti_sets.begin(), tti_sets.end());
+        overrides.insert(overrides.end(), {"model.epsilon.constant=0.2", "model.delta.constant=0.1",
+                                           "model.theta.constant=30", "model.phi.constant=20"});
+      }
       overrides.insert(overrides.end(), sets.begin(), sets.end());
       auto config = io::load_config(std::string(MINIMOD_SOURCE_DIR) + "/configs/minimod-benchmark.yaml",
                                     overrides);
       config.receivers.clear();
       const app::RunPlan plan = app::make_plan(config);
+      const physics::Index3 grid = plan.problem.grid.shape;
+      if (grid.i != n[0] || grid.j != n[1] || grid.k != n[2])
+        throw Error("the grid is " + std::to_string(grid.i) + "x" + std::to_string(grid.j) + "x" +
+                    std::to_string(grid.k) + ", not the shape asked for (" + shape_s + ")");
       // Compulsory bytes: inner points read u, u_prev, v2dt2 and write u_next (16 B); PML points
       // also read and write the auxiliary field (24 B), eta being rebuilt from 1D profiles.
       // TTI: p, q, p_prev, q_prev, (v dt)^2, b, nx, ny, nz, 1/a read and p, q written (48 B);
@@ -149,7 +163,8 @@ int main(int argc, char** argv) {
           const double damped = static_cast<double>(std::count_if(b.begin(), b.end(), [](float x) { return x != 0.0f; }));
           bytes += 32.0 * damped * points / static_cast<double>(b.size());
         }
-      const std::string label = tti ? propagator + (cpml ? " (cpml)" : " (sponge)") : propagator;
+      const std::string width = pad == 2 * 27 ? "" : ", " + std::to_string(pad / 2) + " points";
+      const std::string label = tti ? propagator + (cpml ? " (cpml" : " (sponge") + width + ")" : propagator;
       const double floor_gpts = bandwidth / (bytes / points) / 1e9;
       for (const auto& kernel : split(kernels_arg, ',')) {
         auto prop = tti ? kernels::make_acoustic_tti(plan.tti_problem, backend, kernel)
