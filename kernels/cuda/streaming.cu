@@ -351,19 +351,17 @@ __global__ void __launch_bounds__(TX* TY, (Pass == VtiPass::cpml_layer ? 512 : 1
     const auto medium = [&](int, int, int dk) { return physics::TtiMediumPoint{0.0f, 0.0f, 1.0f, sa[ty][tx + R + dk]}; };
     if constexpr (Psi) {
       // tti_cpml_psi_point<true>: psi of the live rows where their axis is damped, then V.
-      float psi_s[3] = {}, psi_p[3] = {};
-      if (ps.b_x != 0.0f) {
-        psi_s[0] = pml::cpml_psi_next<0>(ps.psi_x, ps.a_x, ps.b_x, [&](int di, int, int) { return q[R + di]; }, cpml.c.d1);
-        cpml.c.at(kPsiS, 0, x) = psi_s[0];
-      }
-      if (b_y != 0.0f) {
-        psi_s[1] = pml::cpml_psi_next<1>(ps.psi_y, a_y, b_y, [&](int, int dj, int) { return ss[ty + R + dj][tx]; }, cpml.c.d1);
-        cpml.c.at(kPsiS, 1, x) = psi_s[1];
-      }
-      if (b_z != 0.0f) {
-        psi_p[2] = pml::cpml_psi_next<2>(ps.psi_z, a_z, b_z, [&](int, int, int dk) { return sp[ty][tx + R + dk]; }, cpml.c.d1);
-        cpml.c.at(kPsiP, 2, x) = psi_p[2];
-      }
+      // tti_cpml_psi_axis<E, true> updates and stores the live rows' psi (s on x and y, p on z).
+      float psi_s[3] = {ps.psi_x, ps.psi_y, 0.0f}, psi_p[3] = {0.0f, 0.0f, ps.psi_z};
+      if (ps.b_x != 0.0f)
+        tti_cpml_psi_axis<0, true>(cpml.c, x, ps.a_x, ps.b_x, [&](int di, int, int) {
+          return physics::TtiFieldPoint{q[R + di], 0.0f}; }, psi_s[0], psi_p[0]);
+      if (b_y != 0.0f)
+        tti_cpml_psi_axis<1, true>(cpml.c, x, a_y, b_y, [&](int, int dj, int) {
+          return physics::TtiFieldPoint{ss[ty + R + dj][tx], 0.0f}; }, psi_s[1], psi_p[1]);
+      if (b_z != 0.0f)
+        tti_cpml_psi_axis<2, true>(cpml.c, x, a_z, b_z, [&](int, int, int dk) {
+          return physics::TtiFieldPoint{0.0f, sp[ty][tx + R + dk]}; }, psi_s[2], psi_p[2]);
       tti_cpml_fluxes<true>(cpml.c, x, physics::TtiMediumPoint{0.0f, 0.0f, 1.0f, l.inv_a}, psi_s, psi_p);
       continue;
     }
