@@ -176,6 +176,18 @@ void launch_on_slabs(Kernel kernel, const char* name, const TtiStepArgs& g, cons
   });
 }
 
+/// A family's CPML pass (KernelFamily::launch_tti_cpml_psi, ::launch_tti_cpml_pass2) over each
+/// slab of the own layer inside `part`, with the inner box's tile.
+using FamilyCpmlPass = void (*)(const TtiStepArgs&, const TtiCpmlArgs&, int, const physics::Box3&, const Tile&,
+                                cudaStream_t);
+void launch_family_on_slabs(FamilyCpmlPass pass, const KernelFamily& family, const TtiStepArgs& g,
+                            const TtiCpmlArgs& c, const physics::Box3& part, const Tile& tile, cudaStream_t s) {
+  for_each_slab(c.layer, {0, 0, 0}, part, [&](int slab, const physics::Box3&, const physics::Box3& q) {
+    pass(g, c, slab, q, tile, s);
+    MM_CUDA_CHECK_LAUNCH(family.name.c_str());
+  });
+}
+
 /// The CPML's pass 1 (psi and V) at the layer's points and at those of the halos shared with
 /// neighbours (TtiCpmlHalo), on stream s; at the layer's by the family's kernel where it has one
 /// (KernelFamily::launch_tti_cpml_psi, with the inner box's tile), and not at the slabs the family's
@@ -184,10 +196,7 @@ void launch_cpml_psi(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::
                      const Tile& tile, cudaStream_t s) {
   const auto kernel = g.vti ? tti_cpml_psi<true> : tti_cpml_psi<false>;
   if (family.launch_tti_cpml_psi != nullptr) {  // the family's kernel at the own layer's points
-    for_each_slab(c.layer, {0, 0, 0}, grid, [&](int slab, const physics::Box3&, const physics::Box3& q) {
-      family.launch_tti_cpml_psi(g, c, slab, q, tile, s);
-      MM_CUDA_CHECK_LAUNCH(family.name.c_str());
-    });
+    launch_family_on_slabs(family.launch_tti_cpml_psi, family, g, c, grid, tile, s);
   } else {
     launch_on_slabs(kernel, "tti_cpml_psi", g, c, c.layer, {0, 0, 0}, 0, grid, s,
                     [&c](int slab) { return !c.psi_by_rows(slab); });
@@ -579,10 +588,7 @@ class CudaAcousticTti final : public Propagator {
   /// 1000^3 (bench/results/2026-11-27-session19-tti-cpml-k-faces.md).
   void cpml_layer(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
     if (family_->launch_tti_cpml_pass2 != nullptr) {  // the family's kernel takes all of pass 2
-      for_each_slab(cpml_.layer, {0, 0, 0}, part, [&](int slab, const Box3&, const Box3& q) {
-        family_->launch_tti_cpml_pass2(g, cpml_, slab, q, tile_, s);
-        MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-      });
+      launch_family_on_slabs(family_->launch_tti_cpml_pass2, *family_, g, cpml_, part, tile_, s);
       return;
     }
     if (family_->launch_tti_cpml_layer == nullptr || cpml_.rows == nullptr) {
