@@ -103,8 +103,9 @@ TEST(TtiLayer, CpmlStaysBoundedInStrongAnisotropyForObliqueAxes) {
 
 /// Traces at receivers 4 points inside the x- and x+ faces of a 25^3 model (eps 0.2, delta 0.1,
 /// tilt 30, azimuth 20) with the layer `layer` (the sponge unless named; the app's default is the
-/// CPML) of `width` points, the model grown by `extra` points on both x sides. Only the x faces move, so the y and z faces' reflections are the same in both runs and
-/// the difference is what the x faces reflect.
+/// CPML) of `width` points, the model grown by `extra` points on both x sides. Only the x faces
+/// move, so the y and z faces' reflections are the same in both runs and the difference is what
+/// the x faces reflect.
 std::vector<double> x_face_traces(int extra, const std::string& layer = "sponge", int width = 20) {
   const double s = 10.0 * extra;
   auto c = tti_config({25 + 2 * extra, 25, 25}, 15, 0.2, 0.1, 30, 20);
@@ -121,14 +122,20 @@ std::vector<double> x_face_traces(int extra, const std::string& layer = "sponge"
   return {traces.begin(), traces.end()};
 }
 
+/// What the x faces of a layer of kind `layer` and `width` points reflect: the relative L2
+/// difference of x_face_traces between the 25^3 model and the one grown by 30 points.
+double x_face_reflection(const std::string& layer, int width = 20) {
+  const auto small = x_face_traces(0, layer, width), large = x_face_traces(30, layer, width);
+  EXPECT_EQ(small.size(), large.size());
+  return testing::relative_l2(small, large);
+}
+
 TEST(TtiLayer, ReflectsLessThanOnePercentAtTheDefaultWidth) {
   // 30 points more on each side: what the larger model's x faces reflect travels 78 points at
   // v sqrt(1 + 2 eps) or less before it reaches a receiver, after the window; the window holds
   // what the small model's layer reflects from its far side (18 + 40 points). Measured when
   // written: 7.4e-3 (steeper profiles: d ~ r^4 7.0e-3, r^8 9.7e-3; the isotropic CPML: 5e-6).
-  const auto small = x_face_traces(0), large = x_face_traces(30);
-  ASSERT_EQ(small.size(), large.size());
-  const double e = testing::relative_l2(small, large);
+  const double e = x_face_reflection("sponge");
   std::printf("TTI layer, default width: relative L2 of the x faces' reflections %.3e\n", e);
   EXPECT_LE(e, 1e-2);
 }
@@ -137,9 +144,7 @@ TEST(TtiLayer, CpmlReflectsTenTimesLessThanTheSponge) {
   // Measured when written: 7.5e-4, from the layer's elliptic taper (the CPML over the anelliptic
   // medium reflected 4e-6 but was unstable; the sponge above reflects 7.4e-3); 2.5e-4 since the
   // taper ends at 80% of the layer instead of 60% (5.9e-4), which the bound below pins.
-  const auto small = x_face_traces(0, "cpml"), large = x_face_traces(30, "cpml");
-  ASSERT_EQ(small.size(), large.size());
-  const double e = testing::relative_l2(small, large);
+  const double e = x_face_reflection("cpml");
   std::printf("TTI CPML layer, default width: relative L2 of the x faces' reflections %.3e\n", e);
   EXPECT_LE(e, 4e-4);
 }
@@ -148,8 +153,7 @@ TEST(TtiLayer, ACpmlOfEightPointsReflectsLessThanHalfOfTheSpongeOfTwentySeven) {
   // The width trade-off (docs/tti.md, "Absorbing layer"): the bench's TTI layer is 27 points
   // (minimod_bench). Measured when written: the CPML of 8 points 1.49e-3, the sponge of 27
   // 3.97e-3 (the CPML of 6 points 3.21e-3 already reflects less).
-  const double cpml = testing::relative_l2(x_face_traces(0, "cpml", 8), x_face_traces(30, "cpml", 8));
-  const double sponge = testing::relative_l2(x_face_traces(0, "sponge", 27), x_face_traces(30, "sponge", 27));
+  const double cpml = x_face_reflection("cpml", 8), sponge = x_face_reflection("sponge", 27);
   std::printf("x faces' reflections: CPML of 8 points %.3e, sponge of 27 %.3e\n", cpml, sponge);
   EXPECT_LT(cpml, 0.5 * sponge);
   EXPECT_LT(cpml, 2e-3);
@@ -160,8 +164,7 @@ TEST(TtiLayer, ACpmlOfEightPointsReflectsLessThanHalfOfTheSpongeOfTwentySeven) {
 TEST(TtiLayer, DISABLED_ReflectionAgainstWidth) {
   for (const std::string layer : {"sponge", "cpml"})
     for (const int w : {6, 8, 10, 12, 16, 20, 27}) {
-      const double e = testing::relative_l2(x_face_traces(0, layer, w), x_face_traces(30, layer, w));
-      std::printf("%s, %d points: %.3e\n", layer.c_str(), w, e);
+      std::printf("%s, %d points: %.3e\n", layer.c_str(), w, x_face_reflection(layer, w));
       std::fflush(stdout);
     }
 }
