@@ -116,13 +116,15 @@ int main(int argc, char** argv) {
       // TTI runs in standard mode, whose layer pads the model: a model 54 points smaller gives
       // the same grid with the same 27-point layer inside it (2 N smaller with --set
       // boundary.pml.width=N, read here from the config those settings give).
-      const std::vector<std::string> tti_sets = {"propagator=acoustic_tti", "mode=standard", "boundary.pml.width=27"};
+      constexpr int kTtiLayer = 27;
+      const std::string case_file = std::string(MINIMOD_SOURCE_DIR) + "/configs/minimod-benchmark.yaml";
+      const std::vector<std::string> tti_sets = {"propagator=acoustic_tti", "mode=standard",
+                                                 "boundary.pml.width=" + std::to_string(kTtiLayer)};
       int pad = 0;
-      if (tti) {
+      if (tti) {  // the validated width the settings give (the shape is set once it is known)
         std::vector<std::string> probe = tti_sets;
         probe.insert(probe.end(), sets.begin(), sets.end());
-        pad = 2 * io::load_config(std::string(MINIMOD_SOURCE_DIR) + "/configs/minimod-benchmark.yaml", probe)
-                      .boundary.pml_width;
+        pad = 2 * io::load_config(case_file, probe).boundary.pml_width;
       }
       std::ostringstream shape_set, pos_set;
       shape_set << "grid.shape=[" << n[0] - pad << "," << n[1] - pad << "," << n[2] - pad << "]";
@@ -136,8 +138,7 @@ int main(int argc, char** argv) {
                                            "model.theta.constant=30", "model.phi.constant=20"});
       }
       overrides.insert(overrides.end(), sets.begin(), sets.end());
-      auto config = io::load_config(std::string(MINIMOD_SOURCE_DIR) + "/configs/minimod-benchmark.yaml",
-                                    overrides);
+      auto config = io::load_config(case_file, overrides);
       config.receivers.clear();
       const app::RunPlan plan = app::make_plan(config);
       const physics::Index3 grid = plan.problem.grid.shape;
@@ -163,7 +164,7 @@ int main(int argc, char** argv) {
           const double damped = static_cast<double>(std::count_if(b.begin(), b.end(), [](float x) { return x != 0.0f; }));
           bytes += 32.0 * damped * points / static_cast<double>(b.size());
         }
-      const std::string width = pad == 2 * 27 ? "" : ", " + std::to_string(pad / 2) + " points";
+      const std::string width = pad == 2 * kTtiLayer ? "" : ", " + std::to_string(pad / 2) + " points";
       const std::string label = tti ? propagator + (cpml ? " (cpml" : " (sponge") + width + ")" : propagator;
       const double floor_gpts = bandwidth / (bytes / points) / 1e9;
       for (const auto& kernel : split(kernels_arg, ',')) {
