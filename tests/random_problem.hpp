@@ -54,15 +54,16 @@ inline kernels::AcousticIsoProblem random_problem(unsigned seed, Index3 n, bool 
 
 /// A random smooth TTI model (vp, eps >= delta, tilt beyond 90 degrees and azimuth all varying),
 /// Minimod's damping layer on unequal widths (none on top, a free surface, when `free_top`), half
-/// the critical time step.
-inline kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, bool free_top) {
+/// the critical time step. `pml_hi`: the layer's widths on the high faces.
+inline kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, bool free_top,
+                                             std::array<int, 3> pml_hi = {7, 3, 8}) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   kernels::AcousticTtiProblem p;
   p.grid.shape = n;
   p.grid.spacing = {10, 12, 8};
   p.pml.lo = {5, 6, free_top ? 0 : 4};
-  p.pml.hi = {7, 3, 8};
+  p.pml.hi = pml_hi;
   p.free_surface[kernels::kZLo] = free_top;
   const double dt = 0.5 * physics::tti_critical_dt(3500, p.grid.spacing, 0.3, 0.0, 0.3);
   p.damping =

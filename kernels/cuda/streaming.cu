@@ -39,6 +39,8 @@
 // (VtiPass, KernelFamily::launch_tti_cpml_psi and ::launch_tti_cpml_pass2) on the same staged
 // lines, their own reads loaded a plane ahead too, in chunks of about 16 planes: H200, 1000^3,
 // CPML 43.2 GPts/s vs 40.2 with the point kernels (bench/results/2026-11-29-session27-tti-vti-cpml.md).
+// A k face thinner than the tile's TX takes a narrow block instead (8 x 16 or 16 x 8,
+// kNarrowCpmlPasses), so that an 8-point layer's k faces do not leave 24 of 32 lanes idle.
 #include <string>
 
 #include "kernels/cuda/column_queue.hpp"
@@ -396,22 +398,37 @@ __global__ void __launch_bounds__(TX* TY, (Pass == VtiPass::cpml_layer ? 512 : 1
   }
 }
 
+using VtiKernel = void (*)(TtiStepArgs, physics::Box3, int, CpmlSlab);
+
+/// The CPML's two passes on one (TX, TY).
+struct CpmlPasses {
+  int x, y;
+  VtiKernel psi, layer;
+};
+
+template <int TX, int TY>
+constexpr CpmlPasses cpml_passes() {
+  return {TX, TY, &streaming_vti<TX, TY, VtiPass::cpml_psi>, &streaming_vti<TX, TY, VtiPass::cpml_layer>};
+}
+
 struct Variant {
   int x, y;
   void (*kernel)(IsoStepArgs, int);
-  void (*vti)(TtiStepArgs, physics::Box3, int, CpmlSlab);
-  void (*vti_psi)(TtiStepArgs, physics::Box3, int, CpmlSlab);
-  void (*vti_cpml)(TtiStepArgs, physics::Box3, int, CpmlSlab);
+  VtiKernel vti;
+  CpmlPasses cpml;
 };
 
 template <int TX, int TY>
 constexpr Variant variant() {
-  return {TX, TY, &streaming_iso<TX, TY>, &streaming_vti<TX, TY, VtiPass::step>,
-          &streaming_vti<TX, TY, VtiPass::cpml_psi>, &streaming_vti<TX, TY, VtiPass::cpml_layer>};
+  return {TX, TY, &streaming_iso<TX, TY>, &streaming_vti<TX, TY, VtiPass::step>, cpml_passes<TX, TY>()};
 }
 
 const Variant kVariants[] = {variant<32, 8>(), variant<32, 16>(), variant<64, 8>(),
                              variant<32, 4>()};
+
+// The CPML passes' narrow blocks, narrowest first: a k face as thin as the layer (8 points) left
+// 24 of each warp's 32 lanes idle in the tile's (32, TY) blocks.
+const CpmlPasses kNarrowCpmlPasses[] = {cpml_passes<8, 16>(), cpml_passes<16, 8>()};
 
 const Variant& find(const Tile& t) { return find_chunked_variant(kVariants, t, "streaming"); }
 
@@ -442,26 +459,34 @@ void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t
   v.vti<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, t.z, CpmlSlab{});
 }
 
-/// A CPML pass (Variant::vti_psi or ::vti_cpml) over `region`, a box of the layer's slab `slab`.
-void launch_cpml_pass(void (*kernel)(TtiStepArgs, physics::Box3, int, CpmlSlab), const TtiStepArgs& g,
-                      const TtiCpmlArgs& c, int slab, const physics::Box3& region, const Tile& t, cudaStream_t s) {
+/// A CPML pass over `region`, a box of the layer's slab `slab`: the tile's block, or the narrowest
+/// of kNarrowCpmlPasses that spans the region's k extent where the tile's is wider (the k faces).
+void launch_cpml_pass(VtiKernel CpmlPasses::*pass, const TtiStepArgs& g, const TtiCpmlArgs& c, int slab,
+                      const physics::Box3& region, const Tile& t, cudaStream_t s) {
   if (region.empty()) return;
+  CpmlPasses passes = find(t).cpml;
+  for (const CpmlPasses& narrow : kNarrowCpmlPasses)
+    if (region.n.k <= narrow.x && narrow.x < passes.x) {
+      passes = narrow;
+      break;
+    }
   // Chunks of about kCpmlChunk planes, as even as they come: a slab is thin along one axis, and
   // chunks of the inner box's length left too few blocks (320 on a j face at 512^3).
   constexpr int kCpmlChunk = 16;
   const int chunk = static_cast<int>(ceil_div(region.n.i, ceil_div(region.n.i, kCpmlChunk)));
-  const dim3 grid(ceil_div(region.n.k, t.x), ceil_div(region.n.j, t.y), ceil_div(region.n.i, chunk));
-  kernel<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, chunk, CpmlSlab{c, c.layer.slab(slab), c.layer.start[slab]});
+  const dim3 grid(ceil_div(region.n.k, passes.x), ceil_div(region.n.j, passes.y), ceil_div(region.n.i, chunk));
+  (passes.*pass)<<<grid, dim3(passes.x, passes.y, 1), 0, s>>>(g, region, chunk,
+                                                             CpmlSlab{c, c.layer.slab(slab), c.layer.start[slab]});
 }
 
 void launch_tti_cpml_psi(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
                          const Tile& t, cudaStream_t s) {
-  launch_cpml_pass(find(t).vti_psi, g, c, slab, region, t, s);
+  launch_cpml_pass(&CpmlPasses::psi, g, c, slab, region, t, s);
 }
 
 void launch_tti_cpml_pass2(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
                            const Tile& t, cudaStream_t s) {
-  launch_cpml_pass(find(t).vti_cpml, g, c, slab, region, t, s);
+  launch_cpml_pass(&CpmlPasses::layer, g, c, slab, region, t, s);
 }
 
 cudaFuncAttributes tti_attributes(const Tile& t) {
