@@ -846,33 +846,48 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
   });
 }
 
-// The CPML launch's tile: 128 threads (its queue needs ~2x swic_split_tma's registers), 4 rows
-// along j (a j face of the default 20-point layer is 5 tiles deep, none partial).
-constexpr int kCpmlTileX = 32, kCpmlTileY = 4, kCpmlChunk = 64;
+// The CPML launch's tiles: 128 threads (its queue needs ~2x swic_split_tma's registers), 32 x 4
+// (a j face of the default 20-point layer is 5 tiles deep, none partial), or 16 x 8 and 8 x 16 on
+// a k face that thin (an 8-point layer's k faces in tiles of 32 along k left 24 of 32 lanes idle:
+// 0.71 ms each against 0.22 for an i face, 512^3, H200).
+constexpr int kCpmlThreads = 128, kCpmlChunk = 64;
 
-/// The grid of a CPML launch over `region` and its shift: the last tile ends at the region's end,
-/// or up to 3 points beyond it so that the boxes' rows start on 16-B boundaries; where that puts
-/// the boxes' rows outside the allocation and starting the first tile at the region's start does
-/// not (a k face at k = 0: rows from k = -8, the halo starting at -4), the latter. The copy engine
-/// fills what lies outside with zeros, but slowly: the k = 0 face's launch took 1.11 ms with such
-/// boxes and 0.65 without, as long as the face at the far end (512^3, H100). Ending the tiles at
-/// the region's end, a k face of a layer up to 28 points deep takes one tile of 32 along k
-/// instead of two.
+/// Calls f(std::integral_constant<int, TX>) with the CPML launch's tile width along k for `region`.
+template <class F>
+void with_cpml_tile(const physics::Box3& region, F&& f) {
+  if (region.n.k <= 8)
+    f(std::integral_constant<int, 8>{});
+  else if (region.n.k <= 16)
+    f(std::integral_constant<int, 16>{});
+  else
+    f(std::integral_constant<int, 32>{});
+}
+
+/// The grid of a CPML launch over `region` in tiles TX wide and its shift: the last tile ends at
+/// the region's end, or up to 3 points beyond it so that the boxes' rows start on 16-B boundaries;
+/// where that puts the boxes' rows outside the allocation and starting the first tile at the
+/// region's start does not (a k face at k = 0: rows from k = -8, the halo starting at -4), the
+/// latter. The copy engine fills what lies outside with zeros, but slowly: the k = 0 face's launch
+/// took 1.11 ms with such boxes and 0.65 without, as long as the face at the far end (512^3, H100).
+/// Ending the tiles at the region's end, a k face of a layer up to 28 points deep takes one tile of
+/// 32 along k instead of two.
 struct CpmlGrid {
   int shift;
   int blocks[3];
 };
+template <int TX>
 CpmlGrid cpml_grid(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
+  constexpr int TY = kCpmlThreads / TX;
   const physics::Box3& alloc = g.p.box;
   const auto aligned = [&](int shift) { return shift + past_row_boundary(region.lo.k - shift - R, alloc); };
-  const auto tiles = [&](int shift) { return static_cast<int>(ceil_div(region.n.k + shift, kCpmlTileX)); };
+  const auto tiles = [&](int shift) { return static_cast<int>(ceil_div(region.n.k + shift, TX)); };
   const auto inside = [&](int shift) {
     const int k0 = region.lo.k - shift;
-    return k0 - R >= alloc.lo.k && k0 + tiles(shift) * kCpmlTileX + R <= alloc.hi().k;
+    return k0 - R >= alloc.lo.k && k0 + tiles(shift) * TX + R <= alloc.hi().k;
   };
-  const int at_end = aligned((kCpmlTileX - region.n.k % kCpmlTileX) % kCpmlTileX), at_start = tile_shift(region, alloc);
+  const int at_end = aligned((TX - region.n.k % TX) % TX), at_start = tile_shift(region, alloc);
   const int shift = !inside(at_end) && inside(at_start) ? at_start : at_end;
-  return {shift, {tiles(shift), static_cast<int>(ceil_div(region.n.j, kCpmlTileY)), static_cast<int>(ceil_div(region.n.i, chunk))}};
+  return {shift, {tiles(shift), static_cast<int>(ceil_div(region.n.j, TY)), static_cast<int>(ceil_div(region.n.i, chunk))}};
 }
 
 void check_cpml_launch(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region) {
@@ -889,13 +904,16 @@ void launch_tti_cpml_layer(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab,
   check_cpml_launch(g, c, slab, region);
   if (region.empty()) return;
   if (!has_tensor_copies()) throw Error("swic_split_tma: needs the tensor copy engine of sm_90 (Hopper) or newer");
-  constexpr auto kernel = &swic_tti_tensor_cpml<kCpmlTileX, kCpmlTileY>;
-  constexpr int bytes = tensor_smem_bytes<kCpmlTileX, kCpmlTileY>();
-  ensure_smem_limit<kernel>(bytes);
-  const auto maps = split_maps<kCpmlTileX, kCpmlTileY, true>(g, kDeviceMaps);
-  const CpmlGrid q = cpml_grid(g, region, kCpmlChunk);
-  kernel<<<dim3(q.blocks[0], q.blocks[1], q.blocks[2]), dim3(kCpmlTileX, kCpmlTileY, 1), bytes, s>>>(
-      g, c, slab, maps, region, q.shift, kCpmlChunk);
+  with_cpml_tile(region, [&](auto width) {
+    constexpr int TX = decltype(width)::value, TY = kCpmlThreads / TX;
+    constexpr auto kernel = &swic_tti_tensor_cpml<TX, TY>;
+    constexpr int bytes = tensor_smem_bytes<TX, TY>();
+    ensure_smem_limit<kernel>(bytes);
+    const auto maps = split_maps<TX, TY, true>(g, kDeviceMaps);
+    const CpmlGrid q = cpml_grid<TX>(g, region, kCpmlChunk);
+    kernel<<<dim3(q.blocks[0], q.blocks[1], q.blocks[2]), dim3(TX, TY, 1), bytes, s>>>(g, c, slab, maps, region,
+                                                                                       q.shift, kCpmlChunk);
+  });
 }
 
 template <int TX, int TY>
@@ -988,13 +1006,14 @@ void emulate_swic_split_cpml(const TtiStepArgs& g, const TtiCpmlArgs& c, int sla
                              int chunk) {
   check_cpml_launch(g, c, slab, region);
   if (region.empty()) return;
-  const SplitMaps<HostTensorMap> maps = split_maps<kCpmlTileX, kCpmlTileY, true>(g, kHostMaps);
-  const CpmlGrid q = cpml_grid(g, region, chunk);
-  emulate_grid(q.blocks, kCpmlTileX, kCpmlTileY, tensor_smem_bytes<kCpmlTileX, kCpmlTileY>(),
-               [&](HostBlock& blk, unsigned char* raw) {
-                 swic_split_tensor_block<kCpmlTileX, kCpmlTileY, RowSums>(blk, g, maps, region, q.shift, chunk, c,
-                                                                          slab, raw);
-               });
+  with_cpml_tile(region, [&](auto width) {
+    constexpr int TX = decltype(width)::value, TY = kCpmlThreads / TX;
+    const SplitMaps<HostTensorMap> maps = split_maps<TX, TY, true>(g, kHostMaps);
+    const CpmlGrid q = cpml_grid<TX>(g, region, chunk);
+    emulate_grid(q.blocks, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
+      swic_split_tensor_block<TX, TY, RowSums>(blk, g, maps, region, q.shift, chunk, c, slab, raw);
+    });
+  });
 }
 
 }  // namespace minimod::kernels::cuda

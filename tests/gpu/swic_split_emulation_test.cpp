@@ -350,11 +350,42 @@ class SwicSplitCpmlEmulation : public ::testing::Test {
     restore(s_, st.grid);
     fields_ = st.fields;
   }
+  /// The CPML launch over `region` (inside slab `slab`) with `chunk`, then pass 2 from its rows
+  /// there, against the plain layer kernel's pass 2 over `region`: p_next, q_next and each zeta
+  /// field alike where the reference writes, nothing else changed.
+  void expect_rows_give_the_plain_pass_two(int slab, const Box3& region, int chunk) {
+    const State initial = state();
+    const auto g = s_.args();
+    const Box3 box = c_.layer.slab(slab);
+    const auto each_point = [&](const auto& f) {
+      for (int i = region.lo.i; i < region.hi().i; ++i)
+        for (int j = region.lo.j; j < region.hi().j; ++j)
+          for (int k = region.lo.k; k < region.hi().k; ++k) f(i, j, k, c_.layer(i, j, k));
+    };
+    each_point([&](int i, int j, int k, std::int64_t x) { kernels::tti_cpml_layer_point(g, c_, box, i, j, k, x); });
+    const State reference = state();
+    restore_state(initial);
+    kernels::cuda::emulate_swic_split_cpml(g, c_, slab, region, chunk);
+    each_point([&](int i, int j, int k, std::int64_t x) {
+      kernels::tti_cpml_layer_update(g, c_, box, i, j, k, x, kernels::load_by_rows<physics::TtiRows>(c_.rows, c_, x));
+    });
+    const State got = state();
+    restore_state(initial);
+    // p_next, q_next (aux_p, aux_q: untouched by either), then each zeta field.
+    expect_written_alike(reference.grid[0], got.grid[0], initial.grid[0], "p_next");
+    expect_written_alike(reference.grid[1], got.grid[1], initial.grid[1], "q_next");
+    for (int f : {kernels::kZetaPerp, kernels::kZetaAxis})
+      for (int a = 0; a < 3; ++a)
+        expect_written_alike(field(reference, f, a), field(got, f, a), field(initial, f, a),
+                             std::string(f == kernels::kZetaPerp ? "zeta_perp" : "zeta_axis") + " " +
+                                 std::to_string(a));
+    EXPECT_EQ(got.grid[2], initial.grid[2]);  // aux_p
+    EXPECT_EQ(got.grid[3], initial.grid[3]);  // aux_q
+  }
 };
 
 TEST_F(SwicSplitCpmlEmulation, EverySlabEqualsThePlainLayerKernel) {
-  const State initial = state();
-  const auto g = s_.args();
+  // The k faces (5 and 6 deep) in tiles of 8 x 16, the others in tiles of 32 x 4.
   int slabs = 0;
   for (int slab = 0; slab < 6; ++slab) {
     const Box3 box = c_.layer.slab(slab);
@@ -362,35 +393,32 @@ TEST_F(SwicSplitCpmlEmulation, EverySlabEqualsThePlainLayerKernel) {
     ++slabs;
     for (int chunk : {64, 5}) {
       SCOPED_TRACE("slab " + std::to_string(slab) + ", chunk " + std::to_string(chunk));
-      restore_state(initial);
-      for (int i = box.lo.i; i < box.hi().i; ++i)
-        for (int j = box.lo.j; j < box.hi().j; ++j)
-          for (int k = box.lo.k; k < box.hi().k; ++k)
-            kernels::tti_cpml_layer_point(g, c_, box, i, j, k, c_.layer(i, j, k));
-      const State reference = state();
-      restore_state(initial);
-      kernels::cuda::emulate_swic_split_cpml(g, c_, slab, box, chunk);
-      for (int i = box.lo.i; i < box.hi().i; ++i)
-        for (int j = box.lo.j; j < box.hi().j; ++j)
-          for (int k = box.lo.k; k < box.hi().k; ++k) {
-            const std::int64_t x = c_.layer(i, j, k);
-            kernels::tti_cpml_layer_update(g, c_, box, i, j, k, x,
-                                           kernels::load_by_rows<physics::TtiRows>(c_.rows, c_, x));
-          }
-      const State got = state();
-      // p_next, q_next (aux_p, aux_q: untouched by either), then each zeta field.
-      expect_written_alike(reference.grid[0], got.grid[0], initial.grid[0], "p_next");
-      expect_written_alike(reference.grid[1], got.grid[1], initial.grid[1], "q_next");
-      for (int f : {kernels::kZetaPerp, kernels::kZetaAxis})
-        for (int a = 0; a < 3; ++a)
-          expect_written_alike(field(reference, f, a), field(got, f, a), field(initial, f, a),
-                               std::string(f == kernels::kZetaPerp ? "zeta_perp" : "zeta_axis") + " " +
-                                   std::to_string(a));
-      EXPECT_EQ(got.grid[2], initial.grid[2]);  // aux_p
-      EXPECT_EQ(got.grid[3], initial.grid[3]);  // aux_q
+      expect_rows_give_the_plain_pass_two(slab, box, chunk);
     }
   }
   EXPECT_EQ(slabs, 4);  // x-, y+, z- and z+ (HostTti's layer)
+}
+
+TEST_F(SwicSplitCpmlEmulation, BoxesThinAlongKTakeNarrowTilesAndEqualThePlainLayerKernel) {
+  // Boxes of every slab 1 to 17 points deep along k, 0, 1 or 3 points from the slab's outer edge:
+  // tiles of 8 x 16 up to 8, 16 x 8 up to 16, 32 x 4 beyond; one or two tiles along k.
+  int boxes = 0;
+  for (int slab = 0; slab < 6; ++slab) {
+    const Box3 box = c_.layer.slab(slab);
+    if (box.empty()) continue;
+    for (const int depth : {1, 5, 8, 9, 12, 16, 17})
+      for (const int from : {0, 1, 3})
+        if (from + depth <= box.n.k) {
+          Box3 thin = box;
+          thin.lo.k = box.lo.k + (box.lo.k == 0 ? from : box.n.k - depth - from);
+          thin.n.k = depth;
+          SCOPED_TRACE("slab " + std::to_string(slab) + ", k from " + std::to_string(thin.lo.k) + ", " +
+                       std::to_string(depth) + " deep");
+          expect_rows_give_the_plain_pass_two(slab, thin, 5);
+          ++boxes;
+        }
+  }
+  EXPECT_GE(boxes, 30);
 }
 
 // With TtiCpmlArgs::psi_in_rows the CPML launch also takes pass 1 at the points of slabs 2-5

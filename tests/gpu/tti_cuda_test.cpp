@@ -114,6 +114,9 @@ TEST(CudaTti, TheCpmlLayerEqualsTheCpuReferenceAtEveryPoint) {
         kernel.rfind("swic_split_tma:32x16", 0) == 0)
       expect_equal_to_cpu(kernel, {37, 29, 43}, 77, true);
   expect_equal_to_cpu("swic", {14, 20, 13}, 5, true);  // inner region 2 x 11 x 1: partial tiles
+  // swic_split_tma's CPML launch in narrow tiles on the k faces (8 x 16 up to 8 points deep, 16 x
+  // 8 up to 16): the low k face 4 deep (none under a free top), the high one 13; 8 deep above.
+  expect_equal_to_cpu("swic_split_tma:32x16x64", {37, 29, 43}, 80, true, false, {7, 3, 13});
 }
 
 TEST(CudaTti, VtiModelsEqualTheCpusSeventyThreePointFormAtEveryPoint) {
