@@ -165,6 +165,12 @@ std::pair<const KernelFamily*, Tile> parse_kernel(const std::string& spec, Propa
 
 inline unsigned ceil_div(int a, int b) { return static_cast<unsigned>((a + b - 1) / b); }
 
+/// The width along k of the CPML launches' blocks over a region `depth` points deep along k: 8 or
+/// 16 where that spans it (a thin layer's k face), else `tile_x`, the family's own. An 8-point
+/// layer's k faces in 32-wide blocks kept 8 of 32 lanes busy and took 3-4x as long as its other
+/// faces (bench/results/2026-11-29-session28-tti-thin-layer.md).
+constexpr int thin_k_width(int depth, int tile_x) { return depth <= 8 ? 8 : depth <= 16 ? 16 : tile_x; }
+
 /// For the streaming families, whose kernels are compiled per (x, y) and whose tile.z is the
 /// chunk length (any value >= 1): the entry of `table` (members x, y) for the tile, else a
 /// ConfigError naming `family` and the valid tiles.

@@ -426,8 +426,7 @@ constexpr Variant variant() {
 const Variant kVariants[] = {variant<32, 8>(), variant<32, 16>(), variant<64, 8>(),
                              variant<32, 4>()};
 
-// The CPML passes' narrow blocks, narrowest first: a k face as thin as the layer (8 points) left
-// 24 of each warp's 32 lanes idle in the tile's (32, TY) blocks.
+// The CPML passes' narrow blocks for thin k faces (thin_k_width).
 const CpmlPasses kNarrowCpmlPasses[] = {cpml_passes<8, 16>(), cpml_passes<16, 8>()};
 
 const Variant& find(const Tile& t) { return find_chunked_variant(kVariants, t, "streaming"); }
@@ -459,17 +458,14 @@ void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t
   v.vti<<<grid, dim3(t.x, t.y, 1), 0, s>>>(g, region, t.z, CpmlSlab{});
 }
 
-/// A CPML pass over `region`, a box of the layer's slab `slab`: the tile's block, or the narrowest
-/// of kNarrowCpmlPasses that spans the region's k extent where the tile's is wider (the k faces).
+/// A CPML pass over `region`, a box of the layer's slab `slab`: the tile's block, or on a k face
+/// thinner than the tile one of kNarrowCpmlPasses (thin_k_width).
 void launch_cpml_pass(VtiKernel CpmlPasses::*pass, const TtiStepArgs& g, const TtiCpmlArgs& c, int slab,
                       const physics::Box3& region, const Tile& t, cudaStream_t s) {
   if (region.empty()) return;
   CpmlPasses passes = find(t).cpml;
   for (const CpmlPasses& narrow : kNarrowCpmlPasses)
-    if (region.n.k <= narrow.x && narrow.x < passes.x) {
-      passes = narrow;
-      break;
-    }
+    if (narrow.x == thin_k_width(region.n.k, passes.x)) passes = narrow;
   // Chunks of about kCpmlChunk planes, as even as they come: a slab is thin along one axis, and
   // chunks of the inner box's length left too few blocks (320 on a j face at 512^3).
   constexpr int kCpmlChunk = 16;
