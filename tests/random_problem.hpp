@@ -52,11 +52,14 @@ inline kernels::AcousticIsoProblem random_problem(unsigned seed, Index3 n, bool 
   return p;
 }
 
+/// random_tti's layer widths on the high faces (x, y, z) unless a test names others.
+constexpr std::array<int, 3> kRandomTtiPmlHi = {7, 3, 8};
+
 /// A random smooth TTI model (vp, eps >= delta, tilt beyond 90 degrees and azimuth all varying),
 /// Minimod's damping layer on unequal widths (none on top, a free surface, when `free_top`), half
 /// the critical time step. `pml_hi`: the layer's widths on the high faces.
 inline kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, bool free_top,
-                                             std::array<int, 3> pml_hi = {7, 3, 8}) {
+                                             std::array<int, 3> pml_hi = kRandomTtiPmlHi) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(0, 1);
   kernels::AcousticTtiProblem p;

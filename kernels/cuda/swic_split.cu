@@ -850,16 +850,16 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
 // (a j face of the default 20-point layer is 5 tiles deep, none partial), or 16 x 8 and 8 x 16 on
 // a k face that thin (thin_k_width: an 8-point layer's k faces in tiles of 32 along k took 0.71 ms
 // each against 0.22 for an i face, 512^3, H200).
-constexpr int kCpmlThreads = 128, kCpmlChunk = 64;
+constexpr int kCpmlThreads = 128, kCpmlTileX = 32, kCpmlChunk = 64;
 
 /// Calls f(std::integral_constant<int, TX>) with the CPML launch's tile width along k for `region`
 /// (thin_k_width).
 template <class F>
 void with_cpml_tile(const physics::Box3& region, F&& f) {
-  switch (thin_k_width(region.n.k, 32)) {
+  switch (thin_k_width(region.n.k, kCpmlTileX)) {
     case 8: return f(std::integral_constant<int, 8>{});
     case 16: return f(std::integral_constant<int, 16>{});
-    default: return f(std::integral_constant<int, 32>{});
+    default: return f(std::integral_constant<int, kCpmlTileX>{});
   }
 }
 

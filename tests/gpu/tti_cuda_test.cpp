@@ -56,7 +56,7 @@ kernels::AcousticTtiProblem made_vti(kernels::AcousticTtiProblem p) {
 /// `vti`: on made_vti's model, the GPU's VTI form against the CPU's 73-point form (vti cleared).
 /// `pml_hi`: the layer's widths on the high faces (random_tti's by default).
 void expect_equal_to_cpu(const std::string& kernel, const Index3& n, unsigned seed, bool cpml = false,
-                         bool vti = false, const std::array<int, 3>& pml_hi = {7, 3, 8}) {
+                         bool vti = false, const std::array<int, 3>& pml_hi = testing::kRandomTtiPmlHi) {
   for (const bool free_top : {false, true}) {
     SCOPED_TRACE(kernel + (free_top ? " (free top)" : "") + (cpml ? " (CPML layer)" : "") + (vti ? " (VTI)" : ""));
     auto random = testing::random_tti(seed, n, free_top, pml_hi);
