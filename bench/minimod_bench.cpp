@@ -165,7 +165,12 @@ int main(int argc, char** argv) {
           bytes += 32.0 * damped * points / static_cast<double>(b.size());
         }
       const std::string width = pad == 2 * kTtiLayer ? "" : ", " + std::to_string(pad / 2) + " points";
-      const std::string label = tti ? propagator + (cpml ? " (cpml" : " (sponge") + width + ")" : propagator;
+      // The model's axis as the kernels see it: vertical (VTI forms), one tilted axis (swic_split_tma's
+      // constant-axis form) or varying.
+      const auto& tp = plan.tti_problem;
+      const std::string axis = tp.vti ? ", VTI" : (tp.constant_axis ? ", constant axis" : ", varying axis");
+      const std::string label =
+          tti ? propagator + (cpml ? " (cpml" : " (sponge") + width + axis + ")" : propagator;
       const double floor_gpts = bandwidth / (bytes / points) / 1e9;
       for (const auto& kernel : split(kernels_arg, ',')) {
         auto prop = tti ? kernels::make_acoustic_tti(plan.tti_problem, backend, kernel)

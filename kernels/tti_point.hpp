@@ -29,6 +29,10 @@ struct TtiStepArgs {
   physics::TtiStencil stencil;
   physics::Box3 inner;                        // points outside it are PML
   bool vti = false;                           // AcousticTtiProblem::vti: tti_rhs_at takes vti_rhs25
+  // AcousticTtiProblem::constant_axis: swic_split_tma takes the constant-axis form with these
+  // weights (physics::make_tti_axis_weights of the model's axis).
+  bool constant_axis = false;
+  physics::TtiAxisWeights axis_weights{};
 };
 
 /// Reads through __ldg on the GPU (read-only data path), plainly on the host.

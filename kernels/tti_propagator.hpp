@@ -49,6 +49,10 @@ struct AcousticTtiProblem {
   // there to round-off). Set by finish_problem; a subdomain keeps its global problem's, so that
   // every decomposition evaluates the same formula.
   bool vti = false;
+  // The symmetry axis is the same at every point of the whole model's medium box (theta and phi
+  // constant; vti implies it): swic_split_tma takes the constant-axis form (physics::tti_rhs73_axis,
+  // equal to tti_rhs73 there to round-off). Set by finish_problem, kept by a subdomain as vti is.
+  bool constant_axis = false;
   physics::TtiStencil stencil{};
   std::array<float, 3> inv_4h2{};
   /// The regions to update (inner first; points outside the inner box take the damped update).
@@ -100,7 +104,7 @@ physics::Box3 inner_box(const AcousticTtiProblem& problem);
 /// The box theta, phi and a cover: the grid grown by the stencil radius on every side.
 physics::Box3 medium_box(const physics::Grid& grid);
 
-/// Fill the derived numbers (stencil weights, inv_4h2, vti) from the grid spacing and the medium,
+/// Fill the derived numbers (stencil weights, inv_4h2, vti, constant_axis) from the grid spacing and the medium,
 /// and extend grid-sized theta, phi, a to medium_box(). Throws std::invalid_argument on other
 /// sizes.
 void finish_problem(AcousticTtiProblem& problem);

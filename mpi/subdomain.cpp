@@ -95,6 +95,7 @@ kernels::AcousticTtiProblem subdomain_problem(const kernels::AcousticTtiProblem&
   p.a = cut(g.a, gm.n, from);
   p.record_q = g.record_q;
   p.vti = g.vti;  // the global model's: every decomposition evaluates the same formula
+  p.constant_axis = g.constant_axis;
   p.stencil = g.stencil;
   p.layer = g.layer;
   for (int a = 0; a < 3; ++a) {  // the CPML's profiles (TtiLayer::cpml), by grid index

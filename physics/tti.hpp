@@ -396,6 +396,75 @@ MM_HOST_DEVICE inline TtiRhs tti_rhs73_split(const AtField& field, const AtMediu
   return tti_split_rhs(perp2, axis2, f0, kappa, m0.inv_a, b);
 }
 
+// --- The split form where the symmetry axis is the same at every point ---------------------------
+// With n constant over the medium (theta and phi constant; delta, eps and v may vary), C_perp =
+// I - n n^T is constant: group t's pair weight is 2 delta_t - 2 nn_t, and the product sum
+// -D_t g_t = -nn_t D_t s. C_axis = n n^T / a keeps only 1 / a varying: D_t h_t = nn_t D_t r with
+// r = p / a. So, term by term from the split form above,
+//   2 perp = sum_t 2 (delta_t - nn_t) D_t s + kappa_perp s(x),
+//   2 axis = (1/a)(x) sum_t nn_t D_t p + sum_t nn_t D_t r + kappa_axis p(x),
+// one accumulation per neighbour of each of s, p and r with weights constant over the model (the
+// stencil weight times the direction's factor): no products of the medium, and a staged point
+// carries s, p, r instead of s, p and the twelve products. Equal to tti_rhs73 there to fp32
+// round-off (tests/kernels/tti_split_test.cpp).
+
+/// The direction factors of a constant axis n: perp[t] = 2 (delta_t - nn_t), axis[t] = nn_t.
+struct TtiAxisFactors {
+  float perp[6], axis[6];
+};
+MM_HOST_DEVICE inline TtiAxisFactors tti_axis_factors(const TtiMediumPoint& n) {
+  TtiAxisFactors f{};
+  for (int t = 0; t < 6; ++t) {
+    f.axis[t] = nn_component(n, t);
+    f.perp[t] = 2.0f * ((t < 3 ? 1.0f : 0.0f) - f.axis[t]);
+  }
+  return f;
+}
+
+/// The weights a kernel of the constant-axis form applies per direction t and m = 1..4: the split
+/// form's weights (mixed ones doubled) times the direction's factors, s[t][m - 1] for s and
+/// a[t][m - 1] for p and r.
+struct TtiAxisWeights {
+  float s[6][kRadius], a[6][kRadius];
+};
+inline TtiAxisWeights make_tti_axis_weights(const TtiWeights& w, const TtiMediumPoint& n) {
+  const TtiAxisFactors f = tti_axis_factors(n);
+  const float* by_t[6] = {w.x, w.y, w.z, w.xy, w.xz, w.yz};
+  TtiAxisWeights aw{};
+  for (int t = 0; t < 6; ++t)
+    for (int m = 0; m < kRadius; ++m) {
+      aw.s[t][m] = by_t[t][m] * f.perp[t];
+      aw.a[t][m] = by_t[t][m] * f.axis[t];
+    }
+  return aw;
+}
+
+/// The right-hand sides from the constant-axis form's sums: S = sum_t perp_t D_t s, A = sum_t
+/// axis_t D_t p, B = sum_t axis_t D_t r (neighbours only), with the point's own fields, centre
+/// weights, b and 1 / a. Every kernel of the constant-axis form ends here.
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_axis_rhs(float S, float A, float B, const TtiFieldPoint& f0,
+                                                   const TtiCentre& kappa, float inv_a, float b) {
+  return tti_split_rhs(S, fmaf(inv_a, A, B), f0, kappa, inv_a, b);
+}
+
+/// tti_rhs73 where the axis is constant (n, every point's), in the form above: `field` and
+/// `medium` as for tti_rhs73 (only the medium's 1 / a is read). The definition the kernels of
+/// this form reorder.
+template <class AtField, class AtMedium>
+MM_HOST_DEVICE inline TtiRhs tti_rhs73_axis(const AtField& field, const AtMedium& medium, const TtiMediumPoint& n,
+                                            const TtiCentre& kappa, float b, const TtiWeights& w) {
+  const TtiAxisFactors f = tti_axis_factors(n);
+  float S = 0, A = 0, B = 0;
+  for_each_tti_neighbour(w, [&](int t, int di, int dj, int dk, float wt) {
+    const TtiFieldPoint x = field(di, dj, dk);
+    S += wt * f.perp[t] * x.s;
+    A += wt * f.axis[t] * x.p;
+    B += wt * f.axis[t] * (x.p * medium(di, dj, dk).inv_a);
+  });
+  const float inv_a = medium(0, 0, 0).inv_a;
+  return tti_axis_rhs(S, A, B, field(0, 0, 0), kappa, inv_a, b);
+}
+
 // The rows in the split form: group t of C contributes own_t(x) D_t f + D_t(C_t f) + kappa_t f(x)
 // (the expansion above, group by group), so row a of a tensor is rows_of_groups of the groups'
 // neighbour terms plus a static centre weight of its own, rows_of_groups of the groups' kappa_t.

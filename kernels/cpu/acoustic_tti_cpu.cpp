@@ -64,6 +64,15 @@ void finish_problem(AcousticTtiProblem& p) {
   for (std::int64_t o = 0; o < m.points(); ++o)
     vertical = vertical && physics::tti_axis_is_vertical(p.theta[static_cast<size_t>(o)], p.phi[static_cast<size_t>(o)]);
   p.vti = vertical;
+  // The axis as the operator reads it (n and -n are the same axis) at every point against the first.
+  const physics::TtiMediumPoint n0 = physics::tti_medium_point(p.theta[0], p.phi[0], 1.0f);
+  bool same = true;
+#pragma omp parallel for reduction(&& : same)
+  for (std::int64_t o = 0; o < m.points(); ++o) {
+    const physics::TtiMediumPoint n = physics::tti_medium_point(p.theta[static_cast<size_t>(o)], p.phi[static_cast<size_t>(o)], 1.0f);
+    same = same && n.nx == n0.nx && n.ny == n0.ny && n.nz == n0.nz;
+  }
+  p.constant_axis = same;
 }
 
 std::vector<pml::Region> problem_regions(const AcousticTtiProblem& p) {

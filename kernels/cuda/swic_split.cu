@@ -74,6 +74,8 @@ template <int TX, int TY>
 struct TtiTile {
   static constexpr int SX = TX + 2 * R, SY = TY + 2 * R, kPoints = SX * SY, kThreads = TX * TY;
   static constexpr int kBytes = 2 * kPoints * SplitPlane::kBytes;
+  template <class Plane>
+  static constexpr int kBytesOf = 2 * kPoints * Plane::kBytes;  // both buffers of planes of this kind
   // Staged points per thread besides its own: the halo rows (2R x TX, k inside the tile) and the
   // halo columns with the corners (SY x 2R).
   static constexpr int kRowPoints = 2 * R * TX, kColPoints = 2 * R * SY;
@@ -148,6 +150,36 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_col(const SplitPlane& pl, int e, const
   pl.zx[e] = make_float4(zz.x, zz.y, xz.x, xz.y);
   pl.yz[e] = products(r, s, physics::kYZ);
 }
+
+// The constant-axis form (physics::tti_rhs73_axis; TtiStepArgs::constant_axis), swic_split_tma
+// only: a staged point carries s, p and r = p / a, 16 B in one vector (the fourth lane unused:
+// one 128-bit shared load a neighbour), and an output's sums are three, the weights constant.
+
+/// One buffer of a staged plane of the constant-axis form: (s, p, r, 0) per point.
+struct AxisPlane {
+  float4* spr;
+  static constexpr int kBytes = 16;  // per point
+  MM_HOST_DEVICE static AxisPlane carve(unsigned char* raw, int) { return {reinterpret_cast<float4*>(raw)}; }
+};
+
+/// What a thread keeps of its own staged point in the constant-axis form: the x-line neighbour
+/// of outputs c -+ m.
+struct AxisOwn {
+  float s, p, r;
+};
+
+MM_HOST_DEVICE MM_FORCE_INLINE AxisOwn stage_own(const AxisPlane& pl, int e, const RawPoint& r) {
+  const AxisOwn o{r.p + r.q, r.p, r.p * r.m.inv_a};
+  pl.spr[e] = make_float4(o.s, o.p, o.r, 0.0f);
+  return o;
+}
+MM_HOST_DEVICE MM_FORCE_INLINE void stage_row(const AxisPlane& pl, int e, const RawPoint& r) { stage_own(pl, e, r); }
+MM_HOST_DEVICE MM_FORCE_INLINE void stage_col(const AxisPlane& pl, int e, const RawPoint& r) { stage_own(pl, e, r); }
+
+/// An output's sums in the constant-axis form (physics::tti_axis_rhs): S of s, A of p, B of r.
+struct AxisSums {
+  float s, a, r;
+};
 
 /// An output's partial sums while its planes stream by: D_t s, D_t p for t = xx, xy, xz, and the
 /// rest of 2 perp and 2 axis without the centre term (physics::tti_split_rhs adds it).
@@ -273,6 +305,49 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const SplitPlane& pl, int e, const
   add_in_plane_own(Q[R], own.m, dyy_s, dzz_s, dyz_s, dyy_p, dzz_p, dyz_p);
 }
 
+/// Neighbours x of weight w into the three sums of `o` (the weights wa of p and r).
+MM_HOST_DEVICE MM_FORCE_INLINE void add_axis(AxisSums& o, float ws, float wa, float xs, float xp, float xr) {
+  o.s = fmaf(ws, xs, o.s);
+  o.a = fmaf(wa, xp, o.a);
+  o.r = fmaf(wa, xr, o.r);
+}
+
+/// add_plane of the constant-axis form: the same neighbours in the same places (output c: its y
+/// and z lines and yz diagonals; outputs c -+ m: the thread's own point and the xy, xz corners),
+/// each weighed by its direction's constant weight.
+template <int SX>
+MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const AxisPlane& pl, int e, const AxisOwn& own, bool in_plane,
+                                              const physics::TtiAxisWeights& w, AxisSums (&Q)[2 * R + 1]) {
+  using namespace physics;
+#pragma unroll
+  for (int m = 1; m <= R; ++m) {
+    const int i = m - 1;
+    const float4 jp = pl.spr[e + m * SX], jm = pl.spr[e - m * SX], kp = pl.spr[e + m], km = pl.spr[e - m];
+    if (in_plane) {  // output c: the y and z lines and the yz diagonals
+      AxisSums& o = Q[R];
+      add_axis(o, w.s[kYY][i], w.a[kYY][i], jp.x + jm.x, jp.y + jm.y, jp.z + jm.z);
+      add_axis(o, w.s[kZZ][i], w.a[kZZ][i], kp.x + km.x, kp.y + km.y, kp.z + km.z);
+      // Diagonals (+m, +m), (-m, -m) with sign +, (+m, -m), (-m, +m) with sign -.
+      const float4 a1 = pl.spr[e + m * SX + m], a2 = pl.spr[e - m * SX - m];
+      const float4 a3 = pl.spr[e + m * SX - m], a4 = pl.spr[e - m * SX + m];
+      add_axis(o, w.s[kYZ][i], w.a[kYZ][i], (a1.x + a2.x) - (a3.x + a4.x), (a1.y + a2.y) - (a3.y + a4.y),
+               (a1.z + a2.z) - (a3.z + a4.z));
+    }
+    // Output c - m sees plane c at di = +m, output c + m at di = -m: the x line with the same
+    // sign, the xy and xz corners with opposite signs.
+    AxisSums& back = Q[R - m];
+    AxisSums& fwd = Q[R + m];
+    add_axis(back, w.s[kXX][i], w.a[kXX][i], own.s, own.p, own.r);
+    add_axis(fwd, w.s[kXX][i], w.a[kXX][i], own.s, own.p, own.r);
+    const float ys = jp.x - jm.x, yp = jp.y - jm.y, yr = jp.z - jm.z;
+    add_axis(back, w.s[kXY][i], w.a[kXY][i], ys, yp, yr);
+    add_axis(fwd, -w.s[kXY][i], -w.a[kXY][i], ys, yp, yr);
+    const float zs = kp.x - km.x, zp = kp.y - km.y, zr = kp.z - km.z;
+    add_axis(back, w.s[kXZ][i], w.a[kXZ][i], zs, zp, zr);
+    add_axis(fwd, -w.s[kXZ][i], -w.a[kXZ][i], zs, zp, zr);
+  }
+}
+
 /// The CPML's pass 1 (kernels/tti_cpml.hpp) at the thread's point (c, j, k) of plane c, whose
 /// medium is m, in a slab of the layer damped along y and z only (TtiCpmlArgs::psi_by_rows): psi
 /// of those axes where damped, from the plane's staged s and p, then V.
@@ -306,6 +381,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs output_rhs(const SplitSums& a, co
   const float axis2 = a.axis2 + physics::axis_own(ro.m, physics::kXX) * a.pxx +
                       physics::axis_own(ro.m, physics::kXY) * a.pxy + physics::axis_own(ro.m, physics::kXZ) * a.pxz;
   return physics::tti_split_rhs(perp2, axis2, {ro.p + ro.q, ro.p}, kappa, ro.m.inv_a, b);
+}
+
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs output_rhs(const AxisSums& a, const RawPoint& ro,
+                                                         const physics::TtiCentre& kappa, float b) {
+  return physics::tti_axis_rhs(a.s, a.a, a.r, {ro.p + ro.q, ro.p}, kappa, ro.m.inv_a, b);
 }
 
 /// The rows of a completed layer output (physics::tti_split_rows) from its RowSums, its own point
@@ -515,10 +595,27 @@ struct TensorSlots {
   static constexpr int kBytes = kHaloSlot + kOwnSlot + kLayerSlot;
 };
 
-/// Dynamic shared memory of the two slots, the product planes, the barriers and slack to align to 128 B.
-template <int TX, int TY>
+/// The staged planes' kind of a queue of Sums, and the weights its add_plane takes.
+template <class Sums>
+struct PlaneOf {
+  using type = SplitPlane;
+};
+template <>
+struct PlaneOf<AxisSums> {
+  using type = AxisPlane;
+};
+template <class Sums>
+MM_HOST_DEVICE MM_FORCE_INLINE const auto& plane_weights(const TtiStepArgs& g) {
+  if constexpr (std::is_same_v<Sums, AxisSums>)
+    return g.axis_weights;
+  else
+    return g.weights;
+}
+
+/// Dynamic shared memory of the two slots, the staged planes, the barriers and slack to align to 128 B.
+template <int TX, int TY, class Plane = SplitPlane>
 constexpr int tensor_smem_bytes() {
-  return TensorSlots<TX, TY>::kBytes + TtiTile<TX, TY>::kBytes + 2 * 8 + 128;
+  return TensorSlots<TX, TY>::kBytes + TtiTile<TX, TY>::template kBytesOf<Plane> + 2 * 8 + 128;
 }
 
 /// A staged point's raw values from a halo slot (arrays `n` floats apart).
@@ -577,18 +674,19 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   constexpr bool kRows = std::is_same_v<Sums, RowSums>;
   using T = TtiTile<TX, TY>;
   using L = TensorSlots<TX, TY>;
+  using Plane = typename PlaneOf<Sums>::type;
   constexpr int SX = T::SX, kOwnPoints = TX * TY;
   unsigned char* const halo_slot = align_128(raw);
   unsigned char* const own_slot = halo_slot + L::kHaloSlot;
   unsigned char* const planes = halo_slot + L::kBytes;
-  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::kBytes);  // halo, then output
+  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::template kBytesOf<Plane>);  // halo, then output
   const physics::Index3 hi = region.hi();
   const BoxOrigin at{g.p.box.lo, region.lo.k - shift + blk.bx * TX, region.lo.j + blk.by * TY};
   const int i_begin = region.lo.i + blk.bz * chunk;
   const int i_end = i_begin + chunk < hi.i ? i_begin + chunk : hi.i;
   const int c_first = i_begin - R, c_end = i_end + R;  // planes streamed: [c_first, c_end)
   const auto buffer = [c_first, planes](int c) {
-    return SplitPlane::carve(planes + ((c - c_first) & 1) * (T::kPoints * SplitPlane::kBytes), T::kPoints);
+    return Plane::carve(planes + ((c - c_first) & 1) * (T::kPoints * Plane::kBytes), T::kPoints);
   };
   const int tx = blk.tx, ty = blk.ty;
   const int t = tx + TX * ty;
@@ -615,7 +713,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   // Plane P's products from its halo slot into its buffer; returns what the thread keeps of its point.
   const auto stage_plane = [&](int P) {
     const float* h = reinterpret_cast<const float*>(halo_slot);
-    const SplitPlane pl = buffer(P);
+    const Plane pl = buffer(P);
 #pragma unroll
     for (int n = 0; n < T::kRowRounds; ++n)
       if (t + n * T::kThreads < T::kRowPoints) stage_row(pl, row_e[n], slot_point(h, row_e[n], T::kPoints));
@@ -640,7 +738,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   for (int d = 0; d <= 2 * R; ++d) Q[d] = Sums{};
 
   blk.wait(bar, 0);
-  OwnPoint own = stage_plane(c_first);
+  auto own = stage_plane(c_first);
   blk.sync();  // plane c_first is staged and its slot free
   if (t == 0 && c_first + 1 < c_end) {
     blk.fence_proxy();  // the generic reads of that slot before the copy engine's writes
@@ -659,7 +757,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
         kappa_rows = load_by_rows<physics::TtiRowCentres>(cpml.row_centres, cpml, row_x);
       }
     }
-    add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, g.weights, Q);
+    add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, plane_weights<Sums>(g), Q);
     if constexpr (kRows) {
       if (cpml.psi_by_rows(slab) && c >= i_begin && c < i_end && writes)
         plane_psi<SX>(cpml, slab, buffer(c), e, own.m, c, j, k);
@@ -731,6 +829,27 @@ __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY>)
   extern __shared__ unsigned char swic_tti_tensor_raw[];
   swic_split_tensor_block<TX, TY, SplitSums>(DeviceBlock(), g, maps, region, shift, chunk, TtiCpmlArgs{}, -1,
                                              swic_tti_tensor_raw);
+}
+
+/// The constant-axis form (AxisSums): three sums an output and 16-B staged points, so the
+/// registers and shared memory leave room for more warps: the blocks per SM the shared memory
+/// allows, at most MINIMOD_AXIS_THREADS threads an SM (1024: 64 registers a thread).
+#ifndef MINIMOD_AXIS_THREADS
+#define MINIMOD_AXIS_THREADS 1024
+#endif
+template <int TX, int TY>
+constexpr int kAxisMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, AxisPlane>() + 1024) <
+                                       MINIMOD_AXIS_THREADS / (TX * TY)
+                                   ? 228 * 1024 / (tensor_smem_bytes<TX, TY, AxisPlane>() + 1024)
+                                   : (MINIMOD_AXIS_THREADS / (TX * TY) > 0 ? MINIMOD_AXIS_THREADS / (TX * TY) : 1);
+
+template <int TX, int TY>
+__global__ void __launch_bounds__(TX* TY, kAxisMinBlocks<TX, TY>)
+    swic_tti_tensor_axis(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
+                         int shift, int chunk) {
+  extern __shared__ unsigned char swic_tti_tensor_raw[];
+  swic_split_tensor_block<TX, TY, AxisSums>(DeviceBlock(), g, maps, region, shift, chunk, TtiCpmlArgs{}, -1,
+                                            swic_tti_tensor_raw);
 }
 
 /// The CPML launch (RowSums): 16 floats an output in the queue, so 128-thread tiles at two blocks
@@ -823,15 +942,23 @@ int tile_shift(const physics::Box3& region, const physics::Box3& alloc) {
   return past_row_boundary(region.lo.k - R, alloc);  // the boxes start R points before the tile
 }
 
+/// The split form, or the constant-axis form where the model's axis is constant (TtiStepArgs::constant_axis).
 template <int TX, int TY>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
-  constexpr auto kernel = &swic_tti_tensor<TX, TY>;
-  constexpr int bytes = tensor_smem_bytes<TX, TY>();
-  ensure_smem_limit<kernel>(bytes);
   const SplitMaps<CUtensorMap> maps = split_maps<TX, TY>(g, kDeviceMaps);
   const int shift = tile_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
-  kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
+  if (g.constant_axis) {
+    constexpr auto kernel = &swic_tti_tensor_axis<TX, TY>;
+    constexpr int bytes = tensor_smem_bytes<TX, TY, AxisPlane>();
+    ensure_smem_limit<kernel>(bytes);
+    kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
+  } else {
+    constexpr auto kernel = &swic_tti_tensor<TX, TY>;
+    constexpr int bytes = tensor_smem_bytes<TX, TY>();
+    ensure_smem_limit<kernel>(bytes);
+    kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
+  }
 }
 
 template <int TX, int TY>
@@ -841,9 +968,14 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
-  emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
-    swic_split_tensor_block<TX, TY, SplitSums>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{}, -1, raw);
-  });
+  if (g.constant_axis)
+    emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, AxisPlane>(), [&](HostBlock& blk, unsigned char* raw) {
+      swic_split_tensor_block<TX, TY, AxisSums>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{}, -1, raw);
+    });
+  else
+    emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
+      swic_split_tensor_block<TX, TY, SplitSums>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{}, -1, raw);
+    });
 }
 
 // The CPML launch's tiles: 128 threads (its queue needs ~2x swic_split_tma's registers), 32 x 4

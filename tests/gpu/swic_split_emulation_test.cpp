@@ -53,7 +53,9 @@ struct HostTti {
   std::vector<float> eta[3];  // eta[axis][i + 1], i = -1 .. n
   Box3 inner;
 
-  HostTti(Index3 n, unsigned seed)
+  /// `constant_axis`: tilt and azimuth the same at every point (AcousticTtiProblem::constant_axis;
+  /// swic_split_tma then takes the constant-axis form), delta, eps and v still random per point.
+  HostTti(Index3 n, unsigned seed, bool constant_axis = false)
       : layout(physics::FieldLayout::make(Box3{{0, 0, 0}, n}, R)),
         p(layout.elements()),
         q(layout.elements()),
@@ -93,8 +95,8 @@ struct HostTti {
           pr.v2dt2.push_back(static_cast<float>(vdt * vdt));
           pr.a.push_back(static_cast<float>(1 + 2 * delta));
           pr.b.push_back(static_cast<float>(2 * (eps - delta)));
-          pr.theta.push_back(static_cast<float>(pi * u(rng)));
-          pr.phi.push_back(static_cast<float>(2 * pi * u(rng)));
+          pr.theta.push_back(static_cast<float>(constant_axis ? 0.9 : pi * u(rng)));
+          pr.phi.push_back(static_cast<float>(constant_axis ? 2.2 : 2 * pi * u(rng)));
         }
     kernels::finish_problem(pr);
     kernels::fill_tti_medium(pr, layout, nx.data(), ny.data(), nz.data(), inv_a.data());
@@ -147,6 +149,9 @@ struct HostTti {
     g.kappa_perp = layout.view<const float>(kappa_perp.data());
     g.kappa_axis = layout.view<const float>(kappa_axis.data());
     g.weights = physics::make_tti_weights(problem.stencil);
+    g.constant_axis = problem.constant_axis;  // as CudaAcousticTti sets it
+    if (problem.constant_axis)
+      g.axis_weights = physics::make_tti_axis_weights(g.weights, physics::tti_medium_point(problem.theta[0], problem.phi[0], 1.0f));
     for (int a = 0; a < 3; ++a) {
       g.eta[a] = eta[a].data();
       g.inv_4h2[a] = problem.inv_4h2[static_cast<size_t>(a)];
@@ -175,10 +180,11 @@ void restore(HostTti& s, const Arrays& a) {
 
 class SwicSplitEmulation : public ::testing::Test {
  protected:
+  explicit SwicSplitEmulation(bool constant_axis = false) : s_{n_, 29u, constant_axis} {}
   // Prime sides that divide no tile; the tiles (16..64 along k, 4 or 8 along j) overhang the
   // grid and its halo.
   const Index3 n_{21, 19, 23};
-  HostTti s_{n_, 29u};
+  HostTti s_;
   Arrays initial_, reference_;
 
   void SetUp() override {
@@ -267,6 +273,28 @@ TEST_F(SwicSplitEmulation, OddSubBoxEqualsTheCpuReference) {
       check(name, tile, Box3{{3, 2, 3}, {13, 15, 9}});  // crosses the x-, y+ and z- layers
     }
   }
+}
+
+// A model whose axis is the same everywhere (tilt 0.9, azimuth 2.2 rad; delta, eps random per
+// point): swic_split_tma takes the constant-axis form (s, p, p / a staged, three sums an output),
+// which must equal the CPU reference's pair form at every point for every tile and chunk, over
+// the whole grid and an odd sub-box.
+class SwicSplitAxisEmulation : public SwicSplitEmulation {
+ protected:
+  SwicSplitAxisEmulation() : SwicSplitEmulation(true) {}
+};
+
+TEST_F(SwicSplitAxisEmulation, EveryTileEqualsTheCpuReferenceAtEveryPoint) {
+  ASSERT_TRUE(s_.problem.constant_axis);
+  ASSERT_TRUE(s_.args().constant_axis);
+  const auto& family = kernels::cuda::find_family("swic_split_tma", kernels::cuda::PropagatorKind::acoustic_tti);
+  for (const auto& t : family.tti_tunables)
+    for (int chunk : {t.z, 5}) {
+      kernels::cuda::Tile tile = t;
+      tile.z = chunk;
+      check("swic_split_tma", tile, Box3{{0, 0, 0}, n_});
+      check("swic_split_tma", tile, Box3{{3, 2, 3}, {13, 15, 9}});
+    }
 }
 
 // swic_split_tma's CPML launch (KernelFamily::launch_tti_cpml_layer) gives the rows of every

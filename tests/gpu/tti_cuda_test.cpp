@@ -53,18 +53,37 @@ kernels::AcousticTtiProblem made_vti(kernels::AcousticTtiProblem p) {
   return p;
 }
 
-/// `vti`: on made_vti's model, the GPU's VTI form against the CPU's 73-point form (vti cleared).
-/// `pml_hi`: the layer's widths on the high faces (random_tti's by default).
+/// random_tti with one axis everywhere, tilted off the grid's planes (tilt 0.9, azimuth 2.2 rad;
+/// delta, eps and vp still vary), which finish_problem marks, so that swic_split_tma takes the
+/// constant-axis form (physics::tti_rhs73_axis).
+kernels::AcousticTtiProblem made_constant_axis(kernels::AcousticTtiProblem p) {
+  std::fill(p.theta.begin(), p.theta.end(), 0.9f);
+  std::fill(p.phi.begin(), p.phi.end(), 2.2f);
+  kernels::finish_problem(p);
+  return p;
+}
+
+/// The model's axis: random_tti's (varying), vertical everywhere (made_vti) or one tilted axis
+/// everywhere (made_constant_axis).
+enum class Axis { varying, vertical, constant };
+
+/// On a vertical or constant axis, the GPU's forms for it against the CPU's 73-point form (the
+/// flags cleared). `pml_hi`: the layer's widths on the high faces (random_tti's by default).
 void expect_equal_to_cpu(const std::string& kernel, const Index3& n, unsigned seed, bool cpml = false,
-                         bool vti = false, const std::array<int, 3>& pml_hi = testing::kRandomTtiPmlHi) {
+                         Axis axis = Axis::varying, const std::array<int, 3>& pml_hi = testing::kRandomTtiPmlHi) {
+  const char* const axis_names[] = {"", " (VTI)", " (constant axis)"};
   for (const bool free_top : {false, true}) {
-    SCOPED_TRACE(kernel + (free_top ? " (free top)" : "") + (cpml ? " (CPML layer)" : "") + (vti ? " (VTI)" : ""));
+    SCOPED_TRACE(kernel + (free_top ? " (free top)" : "") + (cpml ? " (CPML layer)" : "") +
+                 axis_names[static_cast<int>(axis)]);
     auto random = testing::random_tti(seed, n, free_top, pml_hi);
-    if (vti) random = made_vti(random);
-    ASSERT_EQ(random.vti, vti);
+    if (axis == Axis::vertical) random = made_vti(random);
+    if (axis == Axis::constant) random = made_constant_axis(random);
+    ASSERT_EQ(random.vti, axis == Axis::vertical);
+    ASSERT_EQ(random.constant_axis, axis != Axis::varying);
     const auto problem = cpml ? with_cpml_layer(random) : random;
     auto general = problem;
     general.vti = false;
+    general.constant_axis = false;
     auto cpu = kernels::make_cpu_acoustic_tti(general);
     auto gpu = kernels::make_acoustic_tti(problem, "cuda", kernel);
     const auto pts = problem.grid.points();
@@ -116,7 +135,7 @@ TEST(CudaTti, TheCpmlLayerEqualsTheCpuReferenceAtEveryPoint) {
   expect_equal_to_cpu("swic", {14, 20, 13}, 5, true);  // inner region 2 x 11 x 1: partial tiles
   // swic_split_tma's CPML launch in narrow tiles on the k faces (8 x 16 up to 8 points deep, 16 x
   // 8 up to 16): the low k face 4 deep (none under a free top), the high one 13; 8 deep above.
-  expect_equal_to_cpu("swic_split_tma:32x16x64", {37, 29, 43}, 80, true, false, {7, 3, 13});
+  expect_equal_to_cpu("swic_split_tma:32x16x64", {37, 29, 43}, 80, true, Axis::varying, {7, 3, 13});
 }
 
 TEST(CudaTti, VtiModelsEqualTheCpusSeventyThreePointFormAtEveryPoint) {
@@ -127,18 +146,18 @@ TEST(CudaTti, VtiModelsEqualTheCpusSeventyThreePointFormAtEveryPoint) {
   const auto vti_only = tti_kernels(true);
   ASSERT_FALSE(vti_only.empty());
   for (const auto& kernel : vti_only)
-    for (const bool cpml : {false, true}) expect_equal_to_cpu(kernel, {37, 29, 43}, 78, cpml, true);
+    for (const bool cpml : {false, true}) expect_equal_to_cpu(kernel, {37, 29, 43}, 78, cpml, Axis::vertical);
   for (const auto& kernel : tti_kernels())
     if (kernel.rfind("gmem", 0) == 0 || kernel.rfind("swic_split_tma:32x16", 0) == 0)
-      for (const bool cpml : {false, true}) expect_equal_to_cpu(kernel, {37, 29, 43}, 78, cpml, true);
-  for (const auto& kernel : vti_only) expect_equal_to_cpu(kernel, {14, 20, 13}, 5, false, true);
+      for (const bool cpml : {false, true}) expect_equal_to_cpu(kernel, {37, 29, 43}, 78, cpml, Axis::vertical);
+  for (const auto& kernel : vti_only) expect_equal_to_cpu(kernel, {14, 20, 13}, 5, false, Axis::vertical);
   // The CPML passes' narrow blocks on the k faces (streaming: 8 x 16 up to 8 points deep, 16 x 8
   // up to 16): the low k face 4 deep (none under a free top), the high one 13; 8 deep above.
-  for (const auto& kernel : vti_only) expect_equal_to_cpu(kernel, {37, 29, 43}, 80, true, true, {7, 3, 13});
+  for (const auto& kernel : vti_only) expect_equal_to_cpu(kernel, {37, 29, 43}, 80, true, Axis::vertical, {7, 3, 13});
   // Chunks of 5 planes along i: each column starts its queue and its loads a plane ahead anew.
   for (const auto& kernel : vti_only) {
     const std::string chunked = kernel.substr(0, kernel.rfind('x') + 1) + "5";
-    for (const bool cpml : {false, true}) expect_equal_to_cpu(chunked, {37, 29, 43}, 79, cpml, true);
+    for (const bool cpml : {false, true}) expect_equal_to_cpu(chunked, {37, 29, 43}, 79, cpml, Axis::vertical);
   }
   // On a tilted model a family for VTI models only is refused by name.
   try {
@@ -148,6 +167,22 @@ TEST(CudaTti, VtiModelsEqualTheCpusSeventyThreePointFormAtEveryPoint) {
     EXPECT_NE(std::string(e.what()).find("execution.kernel"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("VTI"), std::string::npos) << e.what();
   }
+}
+
+TEST(CudaTti, ConstantAxisModelsEqualTheCpusSeventyThreePointFormAtEveryPoint) {
+  // swic_split_tma takes the constant-axis form (s, p, p / a staged, three sums an output) on
+  // every tile, with the sponge and on the CPML's inner box, with chunks of 5 planes, and where
+  // its tiles overhang a small region; the other families keep their forms.
+  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  for (const auto& kernel : tti_kernels()) {
+    if (kernel.rfind("swic_split_tma", 0) != 0 && kernel.rfind("gmem", 0) != 0) continue;
+    expect_equal_to_cpu(kernel, {37, 29, 43}, 81, false, Axis::constant);
+    if (kernel.rfind("swic_split_tma:32x16", 0) == 0 || kernel.rfind("gmem", 0) == 0)
+      expect_equal_to_cpu(kernel, {37, 29, 43}, 81, true, Axis::constant);
+  }
+  expect_equal_to_cpu("swic_split_tma:32x16x5", {37, 29, 43}, 82, true, Axis::constant);
+  expect_equal_to_cpu("swic_split_tma:32x8x64", {14, 20, 13}, 5, false, Axis::constant);
+  expect_equal_to_cpu("swic_split_tma:32x8x64", {14, 20, 13}, 5, true, Axis::constant);
 }
 
 TEST(CudaTti, FamiliesHandleTilesLargerThanTheRegion) {

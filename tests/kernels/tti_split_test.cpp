@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "physics/tti.hpp"
@@ -231,6 +233,50 @@ TEST(VtiForm, EqualsThePairFormWhereTheAxisIsVertical) {
   }
   EXPECT_FALSE(physics::tti_axis_is_vertical(1e-3f, 0.0f));
   EXPECT_FALSE(physics::tti_axis_is_vertical(3.14159265f, 0.0f));  // sin(pi) is not 0 in float
+}
+
+// The constant-axis form (physics::tti_rhs73_axis: three sums of constant weights, what
+// swic_split_tma evaluates where the model's axis is constant) equals the pair form wherever the
+// axis is the same at every point, delta and eps varying (smoothly or point to point), for tilts
+// on and off the grid's planes; the weights a kernel folds (make_tti_axis_weights) are the
+// stencil's times the factors. With the medium's own varying axis it is far off.
+TEST(TtiAxisForm, EqualsThePairFormWhereTheAxisIsConstant) {
+  const Box box{12};
+  const std::array<double, 3> h{10, 12.5, 8};
+  const physics::TtiStencil st = physics::make_tti_stencil(h);
+  const physics::TtiWeights w = physics::make_tti_weights(st);
+  const std::pair<float, float> axes[] = {{0.5236f, 0.3491f}, {1.5708f, 0.0f}, {2.3f, 4.1f}, {0.0f, 1.0f}};
+  for (const bool rough : {false, true})
+    for (const auto& [theta, phi] : axes) {
+      SCOPED_TRACE(std::string(rough ? "rough" : "smooth") + " theta " + std::to_string(theta) + " phi " +
+                   std::to_string(phi));
+      const Case c = make_case(box, 13, rough, !rough);
+      const double scale = term_scale(c, w);
+      const TtiMediumPoint n = physics::tti_medium_point(theta, phi, 1.0f);
+      Case axis = c;
+      for (size_t o = 0; o < axis.medium.size(); ++o)
+        axis.medium[o] = physics::tti_medium_point(theta, phi, 1.0f / c.medium[o].inv_a);
+      double worst = 0, varying_worst = 0;
+      for_each_point(box, axis, [&](const auto& field, const auto& medium, float b) {
+        const physics::TtiRhs pair = physics::tti_rhs73(field, medium, b, st);
+        const physics::TtiRhs x = physics::tti_rhs73_axis(field, medium, n, physics::tti_centre(medium, w), b, w);
+        testing::keep_worst(worst, std::fabs(double(x.p) - pair.p) / scale);
+        testing::keep_worst(worst, std::fabs(double(x.q) - pair.q) / scale);
+      });
+      for_each_point(box, c, [&](const auto& field, const auto& medium, float b) {
+        const physics::TtiRhs pair = physics::tti_rhs73(field, medium, b, st);
+        const physics::TtiRhs x = physics::tti_rhs73_axis(field, medium, n, physics::tti_centre(medium, w), b, w);
+        testing::keep_worst(varying_worst, std::fabs(double(x.p) - pair.p) / scale);
+      });
+      EXPECT_LT(worst, kTolerance);
+      EXPECT_GT(varying_worst, 1e-3);
+    }
+  const TtiMediumPoint n = physics::tti_medium_point(0.7f, 2.0f, 1.0f);
+  const physics::TtiAxisFactors f = physics::tti_axis_factors(n);
+  const physics::TtiAxisWeights aw = physics::make_tti_axis_weights(w, n);
+  EXPECT_FLOAT_EQ(aw.s[physics::kXZ][2], w.xz[2] * -2.0f * n.nx * n.nz);
+  EXPECT_FLOAT_EQ(aw.a[physics::kYY][3], w.y[3] * n.ny * n.ny);
+  EXPECT_FLOAT_EQ(f.perp[physics::kZZ], 2.0f * (1.0f - n.nz * n.nz));
 }
 
 // The rows of the operator (physics::tti_rows73, what the CPML filters axis by axis) add up to
