@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# One GPU call for swic_split_tma's constant-axis form (session 29): build for sm_90, the TTI gpu
+# tests, swic_split_tma on 2 ranks, then the bench at 1000^3 with an 8-point layer on the bench's
+# medium (one tilted axis everywhere: the constant-axis form) and on the same medium with the tilt
+# 30 deg above 10 km and 31 deg below (a varying axis: the split form), sponge and CPML; the
+# table's rows name the form ("constant axis" / "varying axis").
+# Run on the GPU machine from the repo root; logs go to $OUT when set.
+#   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h200_tti_axis.sh
+# Environment: SKIP_TESTS=1; AXIS_KERNELS (the constant-axis rows' kernels, default every
+# swic_split_tma tile), SPLIT_KERNELS (the varying-axis rows', default 32x16x64), LAYERS (default
+# "sponge cpml"), CMAKE_EXTRA (more cmake -D settings, e.g. -DCMAKE_CUDA_FLAGS=-DMINIMOD_AXIS_THREADS=512).
+set -uo pipefail
+out=${OUT:-/tmp}
+if [ -n "${CMAKE_EXTRA:-}" ]; then
+  cmake -S . -B build ${CMAKE_EXTRA} > "$out/cmake-extra.log" 2>&1 || { tail -20 "$out/cmake-extra.log"; exit 1; }
+fi
+. bench/build_sm90.sh
+grep -B1 -A2 "swic_tti_tensor_axis" "$out/build.log" | grep -E "Used|spill" | sort | uniq -c
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+  OMP_NUM_THREADS=2 ctest --test-dir build -L gpu -j8 -E "Autotune|GpuMemory|Emulation" -R "Tti|KernelRegistry|mpi_ranks_cuda" \
+    --output-on-failure > "$out/ctest-gpu.log" 2>&1
+  grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)" "$out/ctest-gpu.log"
+  # swic_split_tma on 2 ranks sharing the GPU: VTI models (a constant axis) and varying ones.
+  MINIMOD_TEST_BACKEND=cuda MINIMOD_TEST_KERNEL=swic_split_tma:32x16x64 OMP_NUM_THREADS=4 mpirun -n 2 --bind-to none \
+    build/tests/mpi_rank_tests --gtest_filter='FreeFaces/*:CpmlFreeFaces/*:TtiCpml*' > "$out/mpi.log" 2>&1
+  grep -hsE "PASSED|FAILED  \]" "$out/mpi.log" | sort | uniq -c | sed "s/^/swic_split_tma distributed: /"
+  echo "tests: $(( $(date +%s) - start )) s"
+fi
+axis_kernels=${AXIS_KERNELS:-swic_split_tma:32x16x64,swic_split_tma:32x8x64,swic_split_tma:64x8x64,swic_split_tma:16x8x64,swic_split_tma:32x4x64}
+split_kernels=${SPLIT_KERNELS:-swic_split_tma:32x16x64}
+varying='model.theta={layers: [{top: 0, value: 30}, {top: 10000, value: 31}]}'
+for layer in ${LAYERS:-sponge cpml}; do
+  common=(--propagator acoustic_tti --backend cuda --shapes 1000 --steps 20 --set boundary.pml.tti=$layer
+          --set boundary.pml.width=8)
+  build/bench/minimod_bench "${common[@]}" --kernels "$axis_kernels" 2>&1 | tee "$out/bench-axis-$layer.log" | grep '^| acoustic'
+  [ "$split_kernels" = none ] ||
+    build/bench/minimod_bench "${common[@]}" --kernels "$split_kernels" --set "$varying" 2>&1 |
+      tee "$out/bench-split-$layer.log" | grep '^| acoustic'
+done
+echo "total: $(( $(date +%s) - start )) s"
