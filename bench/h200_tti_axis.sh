@@ -7,8 +7,9 @@
 # Run on the GPU machine from the repo root; logs go to $OUT when set.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h200_tti_axis.sh
 # Environment: SKIP_TESTS=1; AXIS_KERNELS (the constant-axis rows' kernels, default every
-# swic_split_tma tile), SPLIT_KERNELS (the varying-axis rows', default 32x16x64), LAYERS (default
-# "sponge cpml"), CMAKE_EXTRA (more cmake -D settings, e.g. -DCMAKE_CUDA_FLAGS=-DMINIMOD_AXIS_THREADS=512).
+# swic_split_tma tile), SPLIT_KERNELS (the varying-axis rows', default 32x16x64; none: no such
+# rows), LAYERS (default "sponge cpml"), SPLIT_LAYERS (the varying-axis rows' layers, default
+# both), CMAKE_EXTRA (more cmake settings).
 set -uo pipefail
 out=${OUT:-/tmp}
 if [ -n "${CMAKE_EXTRA:-}" ]; then
@@ -34,7 +35,7 @@ for layer in ${LAYERS:-sponge cpml}; do
   common=(--propagator acoustic_tti --backend cuda --shapes 1000 --steps 20 --set boundary.pml.tti=$layer
           --set boundary.pml.width=8)
   build/bench/minimod_bench "${common[@]}" --kernels "$axis_kernels" 2>&1 | tee "$out/bench-axis-$layer.log" | grep '^| acoustic'
-  [ "$split_kernels" = none ] ||
+  [ "$split_kernels" = none ] || [[ " ${SPLIT_LAYERS:-sponge cpml} " != *" $layer "* ]] ||
     build/bench/minimod_bench "${common[@]}" --kernels "$split_kernels" --set "$varying" 2>&1 |
       tee "$out/bench-split-$layer.log" | grep '^| acoustic'
 done

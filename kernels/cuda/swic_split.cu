@@ -831,17 +831,16 @@ __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY>)
                                              swic_tti_tensor_raw);
 }
 
-/// The constant-axis form (AxisSums): three sums an output and 16-B staged points, so the
-/// registers and shared memory leave room for more warps: the blocks per SM the shared memory
-/// allows, at most MINIMOD_AXIS_THREADS threads an SM (1024: 64 registers a thread).
-#ifndef MINIMOD_AXIS_THREADS
-#define MINIMOD_AXIS_THREADS 1024
-#endif
+/// The constant-axis form (AxisSums): three sums an output and 16-B staged points; its queue and
+/// the plane's 32 shared loads in flight take ~112 registers (ptxas sm_90, unbounded). Bounded
+/// to 64 or 80 (1024 or 768 threads an SM) it spilled 60-92 B and ran 4.5-17 GPts/s instead of
+/// ~27 (H200, 1000^3): so at most 512 threads an SM (128 registers), fewer where the shared
+/// memory allows fewer.
+constexpr int kAxisThreads = 512;
 template <int TX, int TY>
-constexpr int kAxisMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, AxisPlane>() + 1024) <
-                                       MINIMOD_AXIS_THREADS / (TX * TY)
+constexpr int kAxisMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, AxisPlane>() + 1024) < kAxisThreads / (TX * TY)
                                    ? 228 * 1024 / (tensor_smem_bytes<TX, TY, AxisPlane>() + 1024)
-                                   : (MINIMOD_AXIS_THREADS / (TX * TY) > 0 ? MINIMOD_AXIS_THREADS / (TX * TY) : 1);
+                                   : (kAxisThreads / (TX * TY) > 0 ? kAxisThreads / (TX * TY) : 1);
 
 template <int TX, int TY>
 __global__ void __launch_bounds__(TX* TY, kAxisMinBlocks<TX, TY>)
