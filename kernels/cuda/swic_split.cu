@@ -618,8 +618,16 @@ constexpr int tensor_smem_bytes() {
   return TensorSlots<TX, TY>::kBytes + TtiTile<TX, TY>::template kBytesOf<Plane> + 2 * 8 + 128;
 }
 
-/// A staged point's raw values from a halo slot (arrays `n` floats apart).
+/// The medium's arrays a launch leaves out of its copies: the constant-axis form (kAxis) reads no
+/// nx, ny, nz (the first three of the medium's groups), so its halo slot takes 1 / a, p and q and
+/// its output slot the medium from 1 / a on, at the places they have in the other launches' slots.
+constexpr int skipped_medium(bool axis) { return axis ? 3 : 0; }
+
+/// A staged point's raw values from a halo slot (arrays `n` floats apart); kAxis: the slot holds
+/// 1 / a, p and q only (the axis left 0).
+template <bool kAxis = false>
 MM_HOST_DEVICE MM_FORCE_INLINE RawPoint slot_point(const float* h, int e, int n) {
+  if constexpr (kAxis) return {{0, 0, 0, h[e]}, h[n + e], h[2 * n + e]};
   return {{h[e], h[n + e], h[2 * n + e], h[3 * n + e]}, h[4 * n + e], h[5 * n + e]};
 }
 
@@ -632,29 +640,29 @@ struct BoxOrigin {
 
 /// Plane P's halo boxes (the tile and its halo) into the halo slot: the medium, then p and q.
 #pragma nv_exec_check_disable
-template <int TX, int TY, class Block, class Map>
+template <int TX, int TY, bool kAxis = false, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps<Map>& maps, int P,
                                                const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  constexpr int box = TensorSlots<TX, TY>::kHaloBytes;
+  constexpr int box = TensorSlots<TX, TY>::kHaloBytes, medium = kHaloMedium - skipped_medium(kAxis);
   const int k = at.k0 - R - at.corner.k, j = at.j0 - R - at.corner.j, i = P - at.corner.i;
-  blk.expect_bytes(bar, kHaloArrays * box);
+  blk.expect_bytes(bar, (medium + 2) * box);
   blk.copy_group(slot, maps.halo_medium, k, j, i, bar);
-  blk.copy_group(slot + kHaloMedium * box, maps.halo_fields, k, j, i, bar);
+  blk.copy_group(slot + medium * box, maps.halo_fields, k, j, i, bar);
 }
 
 /// Output o's boxes (the tile's own points) into the output slot, and the layer's after them when
 /// the tile meets the layer in plane o (`layer`); the CPML launch's (kRows) only the first
 /// kRowOwnArrays (p, q and the medium).
 #pragma nv_exec_check_disable
-template <int TX, int TY, bool kRows = false, class Block, class Map>
+template <int TX, int TY, bool kRows = false, bool kAxis = false, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o, bool layer,
                                                  const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
   using L = TensorSlots<TX, TY>;
-  constexpr int own = kRows ? kRowOwnArrays : kOwnArrays;
+  constexpr int skip = skipped_medium(kAxis), own = (kRows ? kRowOwnArrays : kOwnArrays) - skip;
   const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
   blk.expect_bytes(bar, own * L::kOwnBytes + (layer ? L::kLayerBytes : 0));
   blk.copy_group(slot, maps.own_fields, k, j, i, bar);
-  blk.copy_group(slot + 2 * L::kOwnBytes, maps.own_medium, k, j, i, bar);
+  blk.copy_group(slot + (2 + skip) * L::kOwnBytes, maps.own_medium, k, j, i, bar);
   if constexpr (!kRows) blk.copy_group(slot + (2 + kOwnMedium) * L::kOwnBytes, maps.own_next, k, j, i, bar);
   if (!layer) return;
   unsigned char* const s = slot + L::kOwnSlot;
@@ -671,7 +679,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
                                                             int shift, int chunk, const TtiCpmlArgs& cpml, int slab,
                                                             unsigned char* raw) {
-  constexpr bool kRows = std::is_same_v<Sums, RowSums>;
+  constexpr bool kRows = std::is_same_v<Sums, RowSums>, kAxis = std::is_same_v<Sums, AxisSums>;
   using T = TtiTile<TX, TY>;
   using L = TensorSlots<TX, TY>;
   using Plane = typename PlaneOf<Sums>::type;
@@ -716,11 +724,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     const Plane pl = buffer(P);
 #pragma unroll
     for (int n = 0; n < T::kRowRounds; ++n)
-      if (t + n * T::kThreads < T::kRowPoints) stage_row(pl, row_e[n], slot_point(h, row_e[n], T::kPoints));
+      if (t + n * T::kThreads < T::kRowPoints) stage_row(pl, row_e[n], slot_point<kAxis>(h, row_e[n], T::kPoints));
 #pragma unroll
     for (int n = 0; n < T::kColRounds; ++n)
-      if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], slot_point(h, col_e[n], T::kPoints));
-    return stage_own(pl, e, slot_point(h, e, T::kPoints));
+      if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], slot_point<kAxis>(h, col_e[n], T::kPoints));
+    return stage_own(pl, e, slot_point<kAxis>(h, e, T::kPoints));
   };
 
   if (t == 0) {
@@ -729,8 +737,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   }
   blk.sync();
   if (t == 0) {
-    issue_halo<TX, TY>(blk, maps, c_first, at, halo_slot, bar);  // a block has 9 or more planes
-    issue_output<TX, TY, kRows>(blk, maps, i_begin, meets_layer(i_begin), at, own_slot, bar + 1);  // and 1 or more outputs
+    issue_halo<TX, TY, kAxis>(blk, maps, c_first, at, halo_slot, bar);  // a block has 9 or more planes
+    issue_output<TX, TY, kRows, kAxis>(blk, maps, i_begin, meets_layer(i_begin), at, own_slot, bar + 1);  // and 1 or more outputs
   }
 
   Sums Q[2 * R + 1];  // Q[R + d]: output c + d
@@ -742,7 +750,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   blk.sync();  // plane c_first is staged and its slot free
   if (t == 0 && c_first + 1 < c_end) {
     blk.fence_proxy();  // the generic reads of that slot before the copy engine's writes
-    issue_halo<TX, TY>(blk, maps, c_first + 1, at, halo_slot, bar);
+    issue_halo<TX, TY, kAxis>(blk, maps, c_first + 1, at, halo_slot, bar);
   }
   for (int c = c_first; c < c_end; ++c) {
     // The CPML launch's output o = c - 4 reads its rows' centre weights from global memory: loaded
@@ -776,7 +784,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     if (completes && writes) {
       const float* x = reinterpret_cast<const float*>(own_slot) + ty * TX + tx;  // array a at x[a * kOwnPoints]
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
-      const RawPoint ro{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
+      // (the constant-axis form copies no nx, ny, nz: skipped_medium)
+      const RawPoint ro = kAxis ? RawPoint{{0, 0, 0, in(5)}, in(0), in(1)} : RawPoint{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
       if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
         store_by_rows(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows));
       } else {
@@ -802,11 +811,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     if (t == 0) {
       if (P + 1 < c_end) {
         blk.fence_proxy();
-        issue_halo<TX, TY>(blk, maps, P + 1, at, halo_slot, bar);
+        issue_halo<TX, TY, kAxis>(blk, maps, P + 1, at, halo_slot, bar);
       }
       if (completes && o + 1 < i_end) {
         blk.fence_proxy();
-        issue_output<TX, TY, kRows>(blk, maps, o + 1, meets_layer(o + 1), at, own_slot, bar + 1);
+        issue_output<TX, TY, kRows, kAxis>(blk, maps, o + 1, meets_layer(o + 1), at, own_slot, bar + 1);
       }
     }
 #pragma unroll
@@ -895,7 +904,7 @@ void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int 
 /// swic_split_tma's maps over the step's arrays, built by make(views, count, box x, box y, box
 /// z) (tensor_map_group or HostTensorMap::group_of). kRows: the CPML launch's (the medium's first
 /// kHaloMedium arrays at the tile's points; no own_next and no layer maps, which it never copies).
-template <int TX, int TY, bool kRows = false, class Make>
+template <int TX, int TY, bool kRows = false, bool kAxis = false, class Make>
 auto split_maps(const TtiStepArgs& g, const Make& make) {
   using V = physics::View3<const float>;
   using Map = decltype(make(static_cast<const V*>(nullptr), 1, 1, 1, 1));
@@ -908,10 +917,11 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
       throw Error("swic_split_tma: the step's arrays must share one layout");
   constexpr int SX = TtiTile<TX, TY>::SX, SY = TtiTile<TX, TY>::SY;
   SplitMaps<Map> maps;
-  maps.halo_medium = make(medium, kHaloMedium, SX, SY, 1);
+  constexpr int skip = skipped_medium(kAxis);
+  maps.halo_medium = make(medium + skip, kHaloMedium - skip, SX, SY, 1);
   maps.halo_fields = make(fields, 2, SX, SY, 1);
   maps.own_fields = make(fields, 2, TX, TY, 1);
-  maps.own_medium = make(medium, kRows ? kHaloMedium : kOwnMedium, TX, TY, 1);
+  maps.own_medium = make(medium + skip, (kRows ? kHaloMedium : kOwnMedium) - skip, TX, TY, 1);
   if (kRows) return maps;
   maps.own_next = make(next, 2, TX, TY, 1);
   maps.layer_aux = make(aux, 2, TX, TY, 1);
@@ -944,37 +954,38 @@ int tile_shift(const physics::Box3& region, const physics::Box3& alloc) {
 /// The split form, or the constant-axis form where the model's axis is constant (TtiStepArgs::constant_axis).
 template <int TX, int TY>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
-  const SplitMaps<CUtensorMap> maps = split_maps<TX, TY>(g, kDeviceMaps);
   const int shift = tile_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
   if (g.constant_axis) {
     constexpr auto kernel = &swic_tti_tensor_axis<TX, TY>;
     constexpr int bytes = tensor_smem_bytes<TX, TY, AxisPlane>();
     ensure_smem_limit<kernel>(bytes);
-    kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
+    kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, split_maps<TX, TY, false, true>(g, kDeviceMaps), region, shift, chunk);
   } else {
     constexpr auto kernel = &swic_tti_tensor<TX, TY>;
     constexpr int bytes = tensor_smem_bytes<TX, TY>();
     ensure_smem_limit<kernel>(bytes);
-    kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
+    kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, split_maps<TX, TY>(g, kDeviceMaps), region, shift, chunk);
   }
 }
 
 template <int TX, int TY>
 void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
-  const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(g, kHostMaps);
   const int shift = tile_shift(region, g.p.box);
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
-  if (g.constant_axis)
+  if (g.constant_axis) {
+    const SplitMaps<HostTensorMap> maps = split_maps<TX, TY, false, true>(g, kHostMaps);
     emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, AxisPlane>(), [&](HostBlock& blk, unsigned char* raw) {
       swic_split_tensor_block<TX, TY, AxisSums>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{}, -1, raw);
     });
-  else
+  } else {
+    const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(g, kHostMaps);
     emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
       swic_split_tensor_block<TX, TY, SplitSums>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{}, -1, raw);
     });
+  }
 }
 
 // The CPML launch's tiles: 128 threads (its queue needs ~2x swic_split_tma's registers), 32 x 4
