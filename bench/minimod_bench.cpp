@@ -185,7 +185,7 @@ int main(int argc, char** argv) {
         if (backend == "cuda") {
           std::string chosen = prop->kernel();  // "family XxYxZ"
           chosen[chosen.find(' ')] = ':';
-          res = kernels::cuda::kernel_resources(chosen, tti);
+          res = kernels::cuda::kernel_resources(chosen, tti, tti && plan.tti_problem.constant_axis);
         }
 #endif
         std::printf("| %s | %s | %dx%dx%d | %d | %.2f | %.0f | %.0f%% | %s |\n", label.c_str(),

@@ -704,9 +704,10 @@ std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& pro
     const KernelFamily& start = find_family("gmem", PropagatorKind::acoustic_tti);
     auto prop = std::make_unique<CudaAcousticTti>(problem, start, start.tti_tunables.front(), weights, rows);
     // With the CPML layer the family runs on the inner box only: a choice of its own; a VTI
-    // model (which families only for VTI may take) too.
+    // model (which families only for VTI may take) too, and a model of one tilted axis
+    // (swic_split_tma's constant-axis form, whose best tile differs).
     const std::string kind = std::string(problem.layer == TtiLayer::cpml ? "acoustic_tti cpml" : "acoustic_tti minimod") +
-                             (problem.vti ? " vti" : "");
+                             (problem.vti ? " vti" : (problem.constant_axis ? " constant-axis" : ""));
     tune_in_place(*prop, PropagatorKind::acoustic_tti, problem.grid.shape,
                   layer_key(kind, problem.pml.lo, problem.pml.hi));
     return prop;

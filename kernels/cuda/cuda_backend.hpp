@@ -22,8 +22,9 @@ std::unique_ptr<Propagator> make_cuda_acoustic_iso(const AcousticIsoProblem& pro
 /// The acoustic-TTI propagator on the current GPU with the named inner-region kernel, as above.
 std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& problem,
                                                    const std::string& family);
-/// "R regs, S B smem/block" of a kernel spec ("family" or "family:XxYxZ") of that propagator.
-std::string kernel_resources(const std::string& kernel, bool tti = false);
+/// "R regs, S B smem/block" of a kernel spec ("family" or "family:XxYxZ") of that propagator;
+/// `constant_axis`: of the kernel it launches on a TTI model of one axis, where it has one of its own.
+std::string kernel_resources(const std::string& kernel, bool tti = false, bool constant_axis = false);
 /// Device-to-device copy bandwidth (bytes/s, read + write counted) of the current GPU.
 double measure_copy_bandwidth();
 /// "NVIDIA H100 80GB HBM3" etc.

@@ -71,15 +71,16 @@ std::vector<std::string> list_families() {
   return out;
 }
 
-std::string kernel_resources(const std::string& kernel, bool tti_kernel) {
+std::string kernel_resources(const std::string& kernel, bool tti_kernel, bool constant_axis) {
   const PropagatorKind p = tti_kernel ? PropagatorKind::acoustic_tti : PropagatorKind::acoustic_iso;
   const auto colon = kernel.find(':');
   const auto& f = find_family(kernel.substr(0, colon), p);
   Tile t = tunables(f, p).front();
   if (colon != std::string::npos) std::sscanf(kernel.c_str() + colon + 1, "%dx%dx%d", &t.x, &t.y, &t.z);
   const bool tti = p == PropagatorKind::acoustic_tti;
-  const auto attributes = tti ? f.tti_attributes : f.attributes;
-  const auto dynamic_smem = tti ? f.tti_dynamic_smem : f.dynamic_smem;
+  const bool axis = tti && constant_axis && f.tti_axis_attributes;
+  const auto attributes = axis ? f.tti_axis_attributes : (tti ? f.tti_attributes : f.attributes);
+  const auto dynamic_smem = axis ? f.tti_axis_dynamic_smem : (tti ? f.tti_dynamic_smem : f.dynamic_smem);
   if (!attributes) return "?";
   const cudaFuncAttributes a = attributes(t);
   const int dyn = dynamic_smem ? dynamic_smem(t) : 0;

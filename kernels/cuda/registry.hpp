@@ -89,6 +89,10 @@ struct KernelFamily {
   std::vector<Tile> tti_tunables;
   cudaFuncAttributes (*tti_attributes)(const Tile&) = nullptr;
   int (*tti_dynamic_smem)(const Tile&) = nullptr;
+  /// The same of the kernel a tile launches where the model's axis is constant
+  /// (TtiStepArgs::constant_axis), for a family that has a kernel of its own there (swic_split_tma).
+  cudaFuncAttributes (*tti_axis_attributes)(const Tile&) = nullptr;
+  int (*tti_axis_dynamic_smem)(const Tile&) = nullptr;
 
   /// acoustic_tti with the CPML layer (TtiLayer::cpml), optional: the operator's rows at the layer
   /// points of `region`, a box of the layer's slab `slab` (kernels/tti_cpml.hpp), from the family's

@@ -879,6 +879,8 @@ struct TtiVariant {
   void (*launch)(const TtiStepArgs&, const physics::Box3&, int, cudaStream_t);
   void (*emulate)(const TtiStepArgs&, const physics::Box3&, int);
   int smem_bytes;
+  const void* axis_kernel = nullptr;  // swic_split_tma: the constant-axis form's kernel and its shared memory
+  int axis_smem_bytes = 0;
 };
 
 template <int TX, int TY>
@@ -1067,7 +1069,8 @@ constexpr TtiVariant tti_variant() {
 template <int TX, int TY>
 constexpr TtiVariant tensor_variant() {
   return {TX, TY, reinterpret_cast<const void*>(&swic_tti_tensor<TX, TY>), &launch_tensor_variant<TX, TY>,
-          &emulate_tensor_variant<TX, TY>, tensor_smem_bytes<TX, TY>()};
+          &emulate_tensor_variant<TX, TY>, tensor_smem_bytes<TX, TY>(),
+          reinterpret_cast<const void*>(&swic_tti_tensor_axis<TX, TY>), tensor_smem_bytes<TX, TY, AxisPlane>()};
 }
 
 const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), tti_variant<64, 4>(),
@@ -1107,15 +1110,19 @@ void launch_tti(const TtiStepArgs& g, const physics::Box3& region, const Tile& t
   v.launch(g, region, t.z, s);
 }
 
-template <bool kTensor>
+template <bool kTensor, bool kAxis = false>
 cudaFuncAttributes tti_attributes(const Tile& t) {
   cudaFuncAttributes attr{};
-  cudaFuncGetAttributes(&attr, find_tti(t, kTensor).kernel);
+  const TtiVariant& v = find_tti(t, kTensor);
+  cudaFuncGetAttributes(&attr, kAxis ? v.axis_kernel : v.kernel);
   return attr;
 }
 
-template <bool kTensor>
-int tti_dynamic_smem(const Tile& t) { return find_tti(t, kTensor).smem_bytes; }
+template <bool kTensor, bool kAxis = false>
+int tti_dynamic_smem(const Tile& t) {
+  const TtiVariant& v = find_tti(t, kTensor);
+  return kAxis ? v.axis_smem_bytes : v.smem_bytes;
+}
 
 template <bool kTensor>
 KernelFamily family() {
@@ -1131,7 +1138,11 @@ KernelFamily family() {
   f.tti_attributes = &tti_attributes<kTensor>;
   f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;
   f.tti_reads_centre_weights = true;
-  if (kTensor) f.launch_tti_cpml_layer = &launch_tti_cpml_layer;
+  if (kTensor) {
+    f.launch_tti_cpml_layer = &launch_tti_cpml_layer;
+    f.tti_axis_attributes = &tti_attributes<true, true>;
+    f.tti_axis_dynamic_smem = &tti_dynamic_smem<true, true>;
+  }
   return f;
 }
 

@@ -21,6 +21,14 @@ TEST(KernelRegistry, EveryFamilyKnowsItsTilesAndNamesTheValidOnesOtherwise) {
       const auto attributes = kind == cuda::PropagatorKind::acoustic_tti ? f.tti_attributes : f.attributes;
       ASSERT_NE(attributes, nullptr) << f.name;
       for (const auto& t : cuda::tunables(f, kind)) EXPECT_NO_THROW(attributes(t)) << f.name;
+      if (kind == cuda::PropagatorKind::acoustic_tti && f.tti_axis_attributes) {  // the constant-axis kernel's
+        ASSERT_NE(f.tti_axis_dynamic_smem, nullptr) << f.name;
+        for (const auto& t : cuda::tunables(f, kind)) {
+          EXPECT_NO_THROW(f.tti_axis_attributes(t)) << f.name;
+          EXPECT_GT(f.tti_axis_dynamic_smem(t), 0) << f.name;
+          EXPECT_LT(f.tti_axis_dynamic_smem(t), f.tti_dynamic_smem(t)) << f.name << ": 16 B a staged point, not 48";
+        }
+      }
       if (f.name == "gmem") continue;
       try {
         attributes(cuda::Tile{7, 5, 3});
