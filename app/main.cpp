@@ -15,6 +15,7 @@
 #include "io/config.hpp"
 #include "io/output_file.hpp"
 #include "kernels/backends.hpp"
+#include "kernels/tti_propagator.hpp"
 #include "mpi/comm.hpp"
 #include "mpi/distributed_propagator.hpp"
 #include "mpi/subdomain.hpp"
@@ -178,7 +179,8 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
     prop = kernels::make_acoustic_iso(plan.problem, backend, config.execution.kernel);
   }
   log::info("kernel " + prop->kernel() + ", " + std::to_string(omp_get_max_threads()) +
-            " CPU threads" + (dist ? ", halo transport " + dist->transport() : std::string()));
+            " CPU threads" + (dist ? ", halo transport " + dist->transport() : std::string()) +
+            (plan.tti ? std::string(", model: ") + kernels::tti_axis_kind(plan.tti_problem) : std::string()));
   app::RunOptions options;
   if (!root) options.progress_seconds = 0;
   options.snapshots_without_file = !root;

@@ -21,6 +21,7 @@
 #include "app/plan.hpp"
 #include "io/config.hpp"
 #include "kernels/backends.hpp"
+#include "kernels/tti_propagator.hpp"
 #include "physics/error.hpp"
 #include "pml/regions.hpp"
 #if defined(MINIMOD_HAVE_CUDA)
@@ -165,10 +166,7 @@ int main(int argc, char** argv) {
           bytes += 32.0 * damped * points / static_cast<double>(b.size());
         }
       const std::string width = pad == 2 * kTtiLayer ? "" : ", " + std::to_string(pad / 2) + " points";
-      // The model's axis as the kernels see it: vertical (VTI forms), one tilted axis (swic_split_tma's
-      // constant-axis form) or varying.
-      const auto& tp = plan.tti_problem;
-      const std::string axis = tp.vti ? ", VTI" : (tp.constant_axis ? ", constant axis" : ", varying axis");
+      const std::string axis = std::string(", ") + kernels::tti_axis_kind(plan.tti_problem);
       const std::string label =
           tti ? propagator + (cpml ? " (cpml" : " (sponge") + width + axis + ")" : propagator;
       const double floor_gpts = bandwidth / (bytes / points) / 1e9;

@@ -64,6 +64,13 @@ struct AcousticTtiProblem {
   HaloFaces halo;
 };
 
+/// The model's axis as the kernels take it, for logs and tables: "VTI" (the VTI forms),
+/// "constant axis" (one tilted axis everywhere: swic_split_tma's constant-axis form) or "varying
+/// axis" (the 73-point split or pair form).
+inline const char* tti_axis_kind(const AcousticTtiProblem& p) {
+  return p.vti ? "VTI" : (p.constant_axis ? "constant axis" : "varying axis");
+}
+
 /// The TTI layer's damping profile for time step dt, tuned for `velocity` (the fastest wave:
 /// vp max * sqrt(1 + 2 eps max)): Minimod's quadratic profile with R = 1e-3. Steeper profiles
 /// (d ~ r^4, r^8) reflected as much or more (bench/results/2026-11-25-cpu-tti-layer-profile.md).

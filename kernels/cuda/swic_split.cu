@@ -5,7 +5,9 @@
 // `swic_split_tma` (sm_90+): the same queue and sums with every global read a tensor copy (its
 // section below), and its CPML launch: the same block body with the queue kept by the operator's
 // rows (RowSums), which gives the TTI CPML's pass 2 the rows of the layer's points
-// (KernelFamily::launch_tti_cpml_layer).
+// (KernelFamily::launch_tti_cpml_layer). Where the model's axis is the same at every point
+// (TtiStepArgs::constant_axis) its inner launch takes the constant-axis form instead (AxisSums:
+// s, p, p / a staged, three sums an output; physics::tti_rhs73_axis).
 //
 // The kernel: SWiC for the 73-point TTI operator in its split form (physics/tti.hpp,
 // tti_rhs73_split): the pair form's per-neighbour products of the medium move to one product per
@@ -1129,7 +1131,8 @@ KernelFamily family() {
   KernelFamily f;
   f.name = kTensor ? kTensorName : kRegisterName;
   f.propagators = {PropagatorKind::acoustic_tti};
-  f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into shared memory; sm_90+"
+  f.description = kTensor ? "swic_split with every global read a tensor copy (TMA) into shared memory, and a "
+                            "constant-axis form where the model's axis is the same everywhere; sm_90+"
                           : "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
   f.launch_tti = &launch_tti<kTensor>;
   f.tti_tunables = kTensor ? std::vector<Tile>{{32, 16, 64}, {32, 8, 64}, {64, 8, 64}, {16, 8, 64}, {32, 4, 64},
