@@ -826,11 +826,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   }
 }
 
-/// Blocks per SM that the shared memory allows, at most as many as leave 128 registers a thread:
-/// the register budget.
-template <int TX, int TY>
-constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY>() + 1024) < 512 / (TX * TY)
-                                     ? 228 * 1024 / (tensor_smem_bytes<TX, TY>() + 1024)
+/// Blocks per SM that the shared memory allows (with planes of kind Plane), at most as many as
+/// leave 128 registers a thread: the register budget. The constant-axis form (AxisPlane) takes the
+/// same budget: its queue and the plane's 32 shared loads in flight take 112-118 registers
+/// (ptxas sm_90, unbounded); bounded to 64 or 80 (1024 or 768 threads an SM) it spilled 60-92 B
+/// and ran 4.5-17 GPts/s instead of 27-32 (H200, 1000^3, bench/results/2026-11-29-session29-tti-constant-axis.md).
+template <int TX, int TY, class Plane = SplitPlane>
+constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, Plane>() + 1024) < 512 / (TX * TY)
+                                     ? 228 * 1024 / (tensor_smem_bytes<TX, TY, Plane>() + 1024)
                                      : 512 / (TX * TY);
 
 template <int TX, int TY>
@@ -842,19 +845,9 @@ __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY>)
                                              swic_tti_tensor_raw);
 }
 
-/// The constant-axis form (AxisSums): three sums an output and 16-B staged points; its queue and
-/// the plane's 32 shared loads in flight take ~112 registers (ptxas sm_90, unbounded). Bounded
-/// to 64 or 80 (1024 or 768 threads an SM) it spilled 60-92 B and ran 4.5-17 GPts/s instead of
-/// ~27 (H200, 1000^3): so at most 512 threads an SM (128 registers), fewer where the shared
-/// memory allows fewer.
-constexpr int kAxisThreads = 512;
+/// The constant-axis form (AxisSums): three sums an output and 16-B staged points.
 template <int TX, int TY>
-constexpr int kAxisMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, AxisPlane>() + 1024) < kAxisThreads / (TX * TY)
-                                   ? 228 * 1024 / (tensor_smem_bytes<TX, TY, AxisPlane>() + 1024)
-                                   : (kAxisThreads / (TX * TY) > 0 ? kAxisThreads / (TX * TY) : 1);
-
-template <int TX, int TY>
-__global__ void __launch_bounds__(TX* TY, kAxisMinBlocks<TX, TY>)
+__global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, AxisPlane>)
     swic_tti_tensor_axis(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
                          int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
