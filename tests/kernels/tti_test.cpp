@@ -241,6 +241,33 @@ TEST(Tti, VtiModelsTakeThe25PointFormEqualToThe73PointOne) {
                }).vti);
 }
 
+// finish_problem marks a model whose axis is the same at every point (swic_split_tma's
+// constant-axis form): constant tilt and azimuth with delta, eps and v varying; any VTI model
+// (its azimuth moot); not a model with one point of another azimuth, even in the layer.
+TEST(Tti, ConstantAxisIsMarkedWhereTheAxisIsTheSameEverywhere) {
+  const Index3 n{12, 10, 14};
+  const double h = 10, dt = 1e-3;
+  const auto varying = [](int i, int j, int k) {
+    return Medium{2000.0 + 10 * i, 0.1 + 0.01 * j, 0.05 + 0.005 * k, 0.5, 1.2};
+  };
+  const auto tilted = tti_problem(n, h, dt, 4, varying);
+  EXPECT_TRUE(tilted.constant_axis);
+  EXPECT_FALSE(tilted.vti);
+  const auto vti = tti_problem(n, h, dt, 4, [&](int i, int j, int k) {
+    Medium m = varying(i, j, k);
+    m.theta = 0;
+    m.phi = 0.3 * (i + j + k);
+    return m;
+  });
+  EXPECT_TRUE(vti.constant_axis);
+  EXPECT_TRUE(vti.vti);
+  EXPECT_FALSE(tti_problem(n, h, dt, 4, [&](int i, int j, int k) {
+                 Medium m = varying(i, j, k);
+                 if (i == 11 && j == 0 && k == 13) m.phi = 1.21;
+                 return m;
+               }).constant_axis);
+}
+
 /// First-arrival time (s) of receiver r: where |trace| first reaches 30% of its largest value,
 /// linearly interpolated (the pulse keeps its shape with distance, so differences of these times
 /// are travel times; slower arrivals behind the first do not move it).
