@@ -422,6 +422,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows tti_rows_of(const TtiStepArgs& g
   else return physics::tti_rows73(field, medium, g.stencil);
 }
 
+/// tti_rows_of where the model has one axis n (g.constant_axis; the CPU reference's row loops).
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows tti_rows_axis_of(const TtiStepArgs& g, std::int64_t o,
+                                                                const physics::TtiMediumPoint& n) {
+  const TtiGlobalPoint pt{g, o};
+  const auto field = [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); };
+  return physics::tti_rows73(field, TtiAxisMedium{n, g.inv_a.origin + o, g.p.sx, g.p.sy}, g.stencil);
+}
+
 /// tti_rows_of for the step's operator (g.vti), for the kernels that take one point at a time.
 MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows tti_rows_at(const TtiStepArgs& g, std::int64_t o) {
   return g.vti ? tti_rows_of<true>(g, o) : tti_rows_of<false>(g, o);

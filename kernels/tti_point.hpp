@@ -33,6 +33,7 @@ struct TtiStepArgs {
   // weights (physics::make_tti_axis_weights of the model's axis).
   bool constant_axis = false;
   physics::TtiAxisWeights axis_weights{};
+  physics::TtiMediumPoint axis{};  // the model's axis where constant_axis (its inv_a unused): the CPU's accessor
 };
 
 /// Reads through __ldg on the GPU (read-only data path), plainly on the host.
@@ -158,6 +159,28 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs tti_rhs_of(const TtiStepArgs& g, 
   const auto medium = [&pt](int di, int dj, int dk) { return pt.medium(di, dj, dk); };
   if constexpr (Vti) return physics::vti_rhs25(field, medium, load(g.b.origin + o), g.stencil);
   else return physics::tti_rhs73(field, medium, load(g.b.origin + o), g.stencil);
+}
+
+/// The medium around offset o of a model of one axis n (g.constant_axis, g.axis): only 1 / a from
+/// memory. tti_rhs73 and tti_rows73 through it are the same arithmetic on the same values as
+/// through TtiGlobalPoint::medium (bit for bit), and with n a local of the caller's row loop the
+/// axis's products are the same for every point of it, computed once.
+struct TtiAxisMedium {
+  physics::TtiMediumPoint n;
+  const float* inv_a;  // at the point
+  std::int64_t sx, sy;
+  MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiMediumPoint operator()(int di, int dj, int dk) const {
+    return {n.nx, n.ny, n.nz, load(inv_a + di * sx + dj * sy + dk)};
+  }
+};
+
+/// tti_rhs_of where the model has one axis n (g.constant_axis; the CPU reference's row loops).
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs tti_rhs_axis_of(const TtiStepArgs& g, std::int64_t o,
+                                                              const physics::TtiMediumPoint& n) {
+  const TtiGlobalPoint pt{g, o};
+  const auto field = [&pt](int di, int dj, int dk) { return pt.field(di, dj, dk); };
+  return physics::tti_rhs73(field, TtiAxisMedium{n, g.inv_a.origin + o, g.p.sx, g.p.sy}, load(g.b.origin + o),
+                            g.stencil);
 }
 
 /// tti_rhs_of for the step's operator (g.vti), for the kernels that take one point at a time.

@@ -27,9 +27,12 @@ EXPECTED = [
     ("kernels/cpu/acoustic_tti_cpu.cpp", "tti_layer_row", 1),       # by_chunks' operator loop
     ("kernels/cpu/acoustic_tti_cpu.cpp", "vti_inner_row", 1),
     ("kernels/cpu/acoustic_tti_cpu.cpp", "vti_layer_row", 1),
+    ("kernels/cpu/acoustic_tti_cpu.cpp", "axis_inner_row", 1),
+    ("kernels/cpu/acoustic_tti_cpu.cpp", "axis_layer_row", 1),
     ("kernels/cpu/acoustic_tti_cpu.cpp", "tti_cpml_psi_row", 5),    # psi x, y, z below and above, V
     ("kernels/cpu/acoustic_tti_cpu.cpp", "tti_rows_chunk", 1),
     ("kernels/cpu/acoustic_tti_cpu.cpp", "vti_rows_chunk", 1),
+    ("kernels/cpu/acoustic_tti_cpu.cpp", "axis_rows_chunk", 1),
     ("kernels/cpu/acoustic_tti_cpu.cpp", "tti_cpml_layer_row", 4),  # 3 flux derivatives, the finish
     ("kernels/cpu/acoustic_iso_cpu.cpp", "inner_row_update_simd", 1),
     ("kernels/cpu/acoustic_iso_cpu.cpp", "pml_row", 1),

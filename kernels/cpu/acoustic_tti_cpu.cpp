@@ -85,19 +85,53 @@ namespace {
 // inlining budget for the file dropped them out of the loops, 1.5x slower, when it last grew).
 #define MM_ROW_FUNCTION __attribute__((noinline, flatten))
 
+/// The forms of the operator the row loops take: the 73-point pair form (tti_*), its VTI form
+/// (vti_*: vti_rhs25, vti_rows25, where the problem is VTI) or the pair form with the axis of a
+/// model of one axis (axis_*: TtiAxisMedium, where the problem's axis is constant; only 1 / a of
+/// the medium read per neighbour, the axis's products the same for every point).
+enum class Form { general, vti, axis };
+Form form_of(const TtiStepArgs& g) { return g.vti ? Form::vti : (g.constant_axis ? Form::axis : Form::general); }
+/// The right-hand sides and the rows at offset o in form F; n: the axis (Form::axis), a local of
+/// the row function so that the compiler keeps it out of the loop (g.axis, behind a reference
+/// the loop's stores may alias, it would reload).
+template <Form F>
+MM_FORCE_INLINE physics::TtiRhs rhs_of(const TtiStepArgs& g, std::int64_t o, const physics::TtiMediumPoint& n) {
+  if constexpr (F == Form::axis) return tti_rhs_axis_of(g, o, n);
+  else return tti_rhs_of<F == Form::vti>(g, o);
+}
+template <Form F>
+MM_FORCE_INLINE physics::TtiRows rows_of(const TtiStepArgs& g, std::int64_t o, const physics::TtiMediumPoint& n) {
+  if constexpr (F == Form::axis) return tti_rows_axis_of(g, o, n);
+  else return tti_rows_of<F == Form::vti>(g, o);
+}
+
 /// The inner points [k0, k1) of the row whose point k = 0 is at offset o0: one vector loop (the
-/// stencil's loops are unrolled: MM_UNROLL), the same arithmetic per point as tti_update_point;
-/// tti_rhs73 (tti_inner_row) or, where the problem is VTI, vti_rhs25 (vti_inner_row).
-template <bool Vti>
+/// stencil's loops are unrolled: MM_UNROLL), the same arithmetic per point as tti_update_point.
+template <Form F>
+MM_FORCE_INLINE void inner_point(const TtiStepArgs& g, std::int64_t o, const physics::TtiMediumPoint& n) {
+  tti_leapfrog(g, o, rhs_of<F>(g, o, n));
+}
+// (The point in a function of its own: with the right-hand sides' temporary in the loop body
+// itself, GCC left this loop scalar.)
+template <Form F>
 MM_FORCE_INLINE void inner_row(const TtiStepArgs& g, std::int64_t o0, int k0, int k1) {
+  const physics::TtiMediumPoint n = g.axis;
 #pragma omp simd
-  for (int k = k0; k < k1; ++k) tti_inner_point<Vti>(g, o0 + k);
+  for (int k = k0; k < k1; ++k) inner_point<F>(g, o0 + k, n);
 }
 MM_ROW_FUNCTION void tti_inner_row(const TtiStepArgs& g, std::int64_t o0, int k0, int k1) {
-  inner_row<false>(g, o0, k0, k1);
+  inner_row<Form::general>(g, o0, k0, k1);
 }
 MM_ROW_FUNCTION void vti_inner_row(const TtiStepArgs& g, std::int64_t o0, int k0, int k1) {
-  inner_row<true>(g, o0, k0, k1);
+  inner_row<Form::vti>(g, o0, k0, k1);
+}
+MM_ROW_FUNCTION void axis_inner_row(const TtiStepArgs& g, std::int64_t o0, int k0, int k1) {
+  inner_row<Form::axis>(g, o0, k0, k1);
+}
+/// The row function of the step's form.
+void (*inner_row_of(const TtiStepArgs& g))(const TtiStepArgs&, std::int64_t, int, int) {
+  const Form f = form_of(g);
+  return f == Form::vti ? vti_inner_row : (f == Form::axis ? axis_inner_row : tti_inner_row);
 }
 
 /// Points [k0, k1) of a row in chunks of kChunk: vector(k, slot) over a chunk as one vector loop
@@ -115,25 +149,33 @@ MM_FORCE_INLINE void by_chunks(int k0, int k1, const Vector& vector, const Scala
 }
 
 /// The layer points [k0, k1) of row (i, j) (outside g.inner, the sponge): their right-hand sides
-/// (tti_rhs73 or, VTI, vti_rhs25), then the damped update.
-template <bool Vti>
+/// (of form F), then the damped update.
+template <Form F>
 MM_FORCE_INLINE void layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
   float rp[kChunk], rq[kChunk];
   const std::int64_t o0 = g.p.offset(i, j, 0);
+  const physics::TtiMediumPoint n = g.axis;
   by_chunks(
       k0, k1,
       [&](int k, int slot) {
-        const physics::TtiRhs r = tti_rhs_of<Vti>(g, o0 + k);
+        const physics::TtiRhs r = rhs_of<F>(g, o0 + k, n);
         rp[slot] = r.p;
         rq[slot] = r.q;
       },
       [&](int k, int slot) { tti_update_from_rhs(g, i, j, k, o0 + k, {rp[slot], rq[slot]}); });
 }
 MM_ROW_FUNCTION void tti_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
-  layer_row<false>(g, i, j, k0, k1);
+  layer_row<Form::general>(g, i, j, k0, k1);
 }
 MM_ROW_FUNCTION void vti_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
-  layer_row<true>(g, i, j, k0, k1);
+  layer_row<Form::vti>(g, i, j, k0, k1);
+}
+MM_ROW_FUNCTION void axis_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
+  layer_row<Form::axis>(g, i, j, k0, k1);
+}
+void (*layer_row_of(const TtiStepArgs& g))(const TtiStepArgs&, int, int, int, int) {
+  const Form f = form_of(g);
+  return f == Form::vti ? vti_layer_row : (f == Form::axis ? axis_layer_row : tti_layer_row);
 }
 
 /// The CPML's pass 1 at the layer's points [k0, k1) of row (i, j) (compact index of k0 x0): psi
@@ -203,12 +245,13 @@ MM_FORCE_INLINE void flux_derivatives_row(const TtiCpmlArgs& c, const physics::B
 /// The operator rows (tti_rows_of) of points [c0, c1) of the row whose point k = 0 is at offset o0,
 /// into perp[a][k - c0], axis[a][k - c0]: one vector loop, in a function of its own so that the
 /// compiler inlines the whole 73-point operator into it (vti_rows_chunk: the VTI form's rows).
-template <bool Vti>
+template <Form F>
 MM_FORCE_INLINE void rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1, float (&perp)[3][kChunk],
                                 float (&axis)[3][kChunk]) {
+  const physics::TtiMediumPoint n = g.axis;
 #pragma omp simd
   for (int k = c0; k < c1; ++k) {
-    const physics::TtiRows r = tti_rows_of<Vti>(g, o0 + k);
+    const physics::TtiRows r = rows_of<F>(g, o0 + k, n);
     for (int a = 0; a < 3; ++a) {
       perp[a][k - c0] = r.perp[a];
       axis[a][k - c0] = r.axis[a];
@@ -217,11 +260,15 @@ MM_FORCE_INLINE void rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, i
 }
 MM_ROW_FUNCTION void tti_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1, float (&perp)[3][kChunk],
                                     float (&axis)[3][kChunk]) {
-  rows_chunk<false>(g, o0, c0, c1, perp, axis);
+  rows_chunk<Form::general>(g, o0, c0, c1, perp, axis);
 }
 MM_ROW_FUNCTION void vti_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1, float (&perp)[3][kChunk],
                                     float (&axis)[3][kChunk]) {
-  rows_chunk<true>(g, o0, c0, c1, perp, axis);
+  rows_chunk<Form::vti>(g, o0, c0, c1, perp, axis);
+}
+MM_ROW_FUNCTION void axis_rows_chunk(const TtiStepArgs& g, std::int64_t o0, int c0, int c1, float (&perp)[3][kChunk],
+                                     float (&axis)[3][kChunk]) {
+  rows_chunk<Form::axis>(g, o0, c0, c1, perp, axis);
 }
 
 /// The CPML layer's points [k0, k1) of row (i, j), all in slab `slab`, compact index of k0 x0, in
@@ -231,11 +278,13 @@ MM_ROW_FUNCTION void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs&
                                         int i, int j, int k0, int k1, std::int64_t x0) {
   float perp[3][kChunk], axis[3][kChunk], dv_perp[3][kChunk], dv_axis[3][kChunk];
   const std::int64_t o0 = g.p.offset(i, j, 0);
+  const Form form = form_of(g);
+  const auto rows = form == Form::vti ? vti_rows_chunk : (form == Form::axis ? axis_rows_chunk : tti_rows_chunk);
   const bool in_i = flux_line_inside<0>(slab, i, j, 0), in_j = flux_line_inside<1>(slab, i, j, 0);
   const int kin_lo = slab.lo.k + physics::kRadius, kin_hi = slab.lo.k + slab.n.k - physics::kRadius;
   for (int c0 = k0; c0 < k1; c0 += kChunk) {
     const int c1 = std::min(k1, c0 + kChunk);
-    (g.vti ? vti_rows_chunk : tti_rows_chunk)(g, o0, c0, c1, perp, axis);
+    rows(g, o0, c0, c1, perp, axis);
     flux_derivatives_row<0>(c, slab, i, j, k0, x0, c0, c1, in_i, kin_lo, kin_hi, dv_perp[0], dv_axis[0]);
     flux_derivatives_row<1>(c, slab, i, j, k0, x0, c0, c1, in_j, kin_lo, kin_hi, dv_perp[1], dv_axis[1]);
     flux_derivatives_row<2>(c, slab, i, j, k0, x0, c0, c1, false, kin_lo, kin_hi, dv_perp[2], dv_axis[2]);
@@ -343,6 +392,7 @@ class CpuAcousticTti final : public Propagator {
         }
     fill_tti_medium(p_, layout_, nx_.data(), ny_.data(), nz_.data(), inv_a_.data());
     inner_ = inner_box(p_);
+    if (p_.constant_axis) axis_ = physics::tti_medium_point(p_.theta[0], p_.phi[0], 1.0f);
     if (p_.layer == TtiLayer::cpml) {
       check_cuts_outside_layer(p_.cpml.b, p_.grid.shape, p_.halo.neighbour, kHaloWidth);
       cpml_.layer = LayerIndex::make(p_.grid.shape, inner_);
@@ -585,6 +635,8 @@ class CpuAcousticTti final : public Propagator {
     }
     g.stencil = p_.stencil;
     g.vti = p_.vti;
+    g.constant_axis = p_.constant_axis;
+    g.axis = axis_;
     g.inner = inner_;
     return g;
   }
@@ -603,7 +655,7 @@ class CpuAcousticTti final : public Propagator {
     const auto layer_points = [&](int i, int j, int k0, int k1) {  // [k0, k1): one slab
       if (k0 >= k1) return;
       if (!cpml) {
-        (g.vti ? vti_layer_row : tti_layer_row)(g, i, j, k0, k1);
+        layer_row_of(g)(g, i, j, k0, k1);
         return;
       }
       tti_cpml_layer_row(g, cpml_, slabs[cpml_.layer.slab_of(i, j, k0)], i, j, k0, k1, cpml_.layer(i, j, k0));
@@ -619,7 +671,7 @@ class CpuAcousticTti final : public Propagator {
           k1 = in.hi().k;
         }
         layer_points(i, j, lo.k, k0);
-        if (k0 < k1) (g.vti ? vti_inner_row : tti_inner_row)(g, g.p.offset(i, j, 0), k0, k1);
+        if (k0 < k1) inner_row_of(g)(g, g.p.offset(i, j, 0), k0, k1);
         layer_points(i, j, k1, hi.k);
       }
   }
@@ -632,6 +684,7 @@ class CpuAcousticTti final : public Propagator {
   std::pair<int, int> z_damped_{0, 0};  // its z profile is not zero on [0, first) and [second, n.k)
   AlignedBuffer cpml_fields_;  // its memory fields (kernels/tti_cpml.hpp)
   Box3 inner_;
+  physics::TtiMediumPoint axis_{};  // the model's axis where p_.constant_axis (TtiStepArgs::axis)
   HaloTransport* transport_ = nullptr;
   std::vector<float> halo_send_[6], halo_recv_[6];
   StepSplit split_times_;

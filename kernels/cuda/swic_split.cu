@@ -75,8 +75,7 @@ struct SplitPlane {
 template <int TX, int TY>
 struct TtiTile {
   static constexpr int SX = TX + 2 * R, SY = TY + 2 * R, kPoints = SX * SY, kThreads = TX * TY;
-  static constexpr int kBytes = 2 * kPoints * SplitPlane::kBytes;
-  template <class Plane>
+  template <class Plane = SplitPlane>
   static constexpr int kBytesOf = 2 * kPoints * Plane::kBytes;  // both buffers of planes of this kind
   // Staged points per thread besides its own: the halo rows (2R x TX, k inside the tile) and the
   // halo columns with the corners (SY x 2R).
@@ -880,7 +879,7 @@ struct TtiVariant {
 
 template <int TX, int TY>
 void launch_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
-  constexpr int bytes = TtiTile<TX, TY>::kBytes;
+  constexpr int bytes = TtiTile<TX, TY>::template kBytesOf<>;
   ensure_smem_limit<&swic_tti<TX, TY>>(bytes);
   const dim3 grid(ceil_div(region.n.k, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
   swic_tti<TX, TY><<<grid, dim3(TX, TY, 1), bytes, s>>>(g, region, chunk);
@@ -893,7 +892,7 @@ void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int 
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
-  emulate_grid(grid, TX, TY, TtiTile<TX, TY>::kBytes, [&](HostBlock& blk, unsigned char* raw) {
+  emulate_grid(grid, TX, TY, TtiTile<TX, TY>::template kBytesOf<>, [&](HostBlock& blk, unsigned char* raw) {
     swic_split_block<TX, TY>(blk, g, region, chunk, raw);
   });
 }
@@ -1058,7 +1057,7 @@ void launch_tti_cpml_layer(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab,
 template <int TX, int TY>
 constexpr TtiVariant tti_variant() {
   return {TX, TY, reinterpret_cast<const void*>(&swic_tti<TX, TY>), &launch_tti_variant<TX, TY>,
-          &emulate_tti_variant<TX, TY>, TtiTile<TX, TY>::kBytes};
+          &emulate_tti_variant<TX, TY>, TtiTile<TX, TY>::template kBytesOf<>};
 }
 
 template <int TX, int TY>
