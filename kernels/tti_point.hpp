@@ -33,7 +33,7 @@ struct TtiStepArgs {
   // weights (physics::make_tti_axis_weights of the model's axis).
   bool constant_axis = false;
   physics::TtiAxisWeights axis_weights{};
-  physics::TtiMediumPoint axis{};  // the model's axis where constant_axis (its inv_a unused): the CPU's accessor
+  physics::TtiMediumPoint axis{};  // the model's axis where constant_axis (its inv_a unused): TtiAxisMedium's
 };
 
 /// Reads through __ldg on the GPU (read-only data path), plainly on the host.

@@ -221,9 +221,10 @@ class CudaAcousticTti final : public Propagator {
         split_(split_shell(problem.grid.shape, problem.halo)) {
     const std::int64_t n = layout_.elements();
     inner_ = inner_box(p_);  // a subdomain's regions are clipped to its box
-    if (p_.constant_axis)    // before the medium's host arrays go (below)
-      axis_weights_ = physics::make_tti_axis_weights(physics::make_tti_weights(p_.stencil),
-                                                     physics::tti_medium_point(p_.theta[0], p_.phi[0], 1.0f));
+    if (p_.constant_axis) {  // before the medium's host arrays go (below)
+      axis_ = physics::tti_medium_point(p_.theta[0], p_.phi[0], 1.0f);
+      axis_weights_ = physics::make_tti_axis_weights(physics::make_tti_weights(p_.stencil), axis_);
+    }
     const bool cpml = p_.layer == TtiLayer::cpml;
     if (cpml) {
       check_cuts_outside_layer(p_.cpml.b, p_.grid.shape, p_.halo.neighbour, kHaloWidth);
@@ -508,6 +509,7 @@ class CudaAcousticTti final : public Propagator {
     g.vti = p_.vti;
     g.constant_axis = p_.constant_axis;
     g.axis_weights = axis_weights_;
+    g.axis = axis_;
     g.inner = inner_;
     return g;
   }
@@ -670,7 +672,8 @@ class CudaAcousticTti final : public Propagator {
   DeviceBuffer<float> eta_[3];
   DeviceBuffer<unsigned> scratch_;
   Box3 inner_;
-  physics::TtiAxisWeights axis_weights_{};  // AcousticTtiProblem::constant_axis: TtiStepArgs::axis_weights
+  physics::TtiMediumPoint axis_{};          // AcousticTtiProblem::constant_axis: TtiStepArgs::axis
+  physics::TtiAxisWeights axis_weights_{};  // and ::axis_weights
   TtiCpmlArgs cpml_{};  // TtiLayer::cpml: the layer's points, fields and profiles (kernels/tti_cpml.hpp)
   DeviceBuffer<float> cpml_fields_, cpml_a_[3], cpml_b_[3];
   static constexpr int kRowCentreArrays = 6;  // physics::TtiRowCentres, physics::TtiRows
