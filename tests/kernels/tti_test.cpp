@@ -198,44 +198,76 @@ TEST(Tti, TiltedAxisEqualsVtiWithTheAxesSwapped) {
   }
 }
 
+/// Media of vp, eps >= delta random point to point on a 30 x 28 x 32 grid, their axis set by
+/// `axis(m, draw)` (draw() gives the next uniform [0, 1) number), for comparing the CPU's forms of
+/// the operator: run_both runs the problem finish_problem makes of them (`check` asserts its
+/// flags) and the same problem with `clear` applied (the general form), 150 steps each, with the
+/// sponge and with the CPML layer.
+struct FormCase {
+  const Index3 n{30, 28, 32};
+  const double h = 10, dt = 0.5 * physics::tti_critical_dt(3000, {h, h, h}, 0.35, -0.05, 0.15), f = 18;
+  std::vector<Medium> media;
+  FormCase(unsigned seed, const std::function<void(Medium&, const std::function<double()>&)>& axis)
+      : media(static_cast<size_t>(n.i) * n.j * n.k) {
+    std::mt19937 rng(seed);
+    std::uniform_real_distribution<double> u(0, 1);
+    const std::function<double()> draw = [&] { return u(rng); };
+    for (auto& m : media) {
+      m.v = 1800 + 1200 * draw();
+      m.delta = -0.05 + 0.2 * draw();
+      m.eps = m.delta + 0.2 * draw();
+      axis(m, draw);
+    }
+  }
+  Medium at(int i, int j, int k) const { return media[(static_cast<size_t>(i) * n.j + j) * n.k + k]; }
+
+  /// Per layer: the max |difference| of p and of the traces between the two forms, and the
+  /// largest |p| and |trace| of the general form.
+  struct Difference {
+    const char* layer;
+    double p, p_scale, traces, traces_scale;
+  };
+  std::vector<Difference> run_both(const std::function<void(const kernels::AcousticTtiProblem&)>& check,
+                                   const std::function<void(kernels::AcousticTtiProblem&)>& clear) const {
+    const Index3 src{14, 13, 15};
+    const std::vector<Index3> rec = {{3, 13, 15}, {14, 25, 15}, {14, 13, 29}, {24, 6, 9}};
+    std::vector<Difference> out;
+    for (const auto layer : {kernels::TtiLayer::sponge, kernels::TtiLayer::cpml}) {
+      auto form = tti_problem(n, h, dt, 6, [this](int i, int j, int k) { return at(i, j, k); });
+      if (layer == kernels::TtiLayer::cpml) kernels::use_cpml_layer(form, pml::CpmlParams{dt, 3000});
+      check(form);
+      if (::testing::Test::HasFatalFailure()) return out;  // check's ASSERTs end the comparison
+      auto general = form;
+      clear(general);
+      std::vector<float> p_form, p_general;
+      auto a = kernels::make_cpu_acoustic_tti(form);
+      auto b = kernels::make_cpu_acoustic_tti(general);
+      const auto traces_form = run(*a, n, src, rec, 150, dt, f, &p_form);
+      const auto traces_general = run(*b, n, src, rec, 150, dt, f, &p_general);
+      out.push_back({layer == kernels::TtiLayer::cpml ? "cpml" : "sponge",
+                     testing::max_difference(p_form, p_general, p_form.size()), max_abs(p_general),
+                     testing::max_difference(traces_form, traces_general, traces_form.size()),
+                     max_abs(traces_general)});
+    }
+    return out;
+  }
+};
+
 TEST(Tti, VtiModelsTakeThe25PointFormEqualToThe73PointOne) {
   // theta = 0 everywhere (any azimuth), vp, eps and delta varying point to point: finish_problem
   // marks the problem VTI, and its steps (physics::vti_rhs25) equal those of the 73-point form
   // (the same problem with vti cleared) to round-off, with the sponge and with the CPML layer.
-  const Index3 n{30, 28, 32};
-  const double h = 10, dt = 0.5 * physics::tti_critical_dt(3000, {h, h, h}, 0.35, -0.05, 0.15), f = 18;
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<Medium> media(static_cast<size_t>(n.i) * n.j * n.k);
-  for (auto& m : media) {
-    m.v = 1800 + 1200 * u(rng);
-    m.delta = -0.05 + 0.2 * u(rng);
-    m.eps = m.delta + 0.2 * u(rng);
-    m.phi = 6 * u(rng);
-  }
-  const auto at = [&](int i, int j, int k) { return media[(static_cast<size_t>(i) * n.j + j) * n.k + k]; };
-  const Index3 src{14, 13, 15};
-  const std::vector<Index3> rec = {{3, 13, 15}, {14, 25, 15}, {14, 13, 29}, {24, 6, 9}};
-  for (const auto layer : {kernels::TtiLayer::sponge, kernels::TtiLayer::cpml}) {
-    auto vti = tti_problem(n, h, dt, 6, at);
-    if (layer == kernels::TtiLayer::cpml) kernels::use_cpml_layer(vti, pml::CpmlParams{dt, 3000});
-    ASSERT_TRUE(vti.vti);
-    auto general = vti;
-    general.vti = false;
-    std::vector<float> p_vti, p_general;
-    auto a = kernels::make_cpu_acoustic_tti(vti);
-    auto b = kernels::make_cpu_acoustic_tti(general);
-    const auto traces_vti = run(*a, n, src, rec, 150, dt, f, &p_vti);
-    const auto traces_general = run(*b, n, src, rec, 150, dt, f, &p_general);
-    ASSERT_GT(max_abs(p_general), 0);
-    const char* name = layer == kernels::TtiLayer::cpml ? "cpml" : "sponge";
-    EXPECT_LT(testing::max_difference(p_vti, p_general, p_vti.size()) / max_abs(p_general), 1e-5) << name;
-    EXPECT_LT(testing::max_difference(traces_vti, traces_general, traces_vti.size()) / max_abs(traces_general), 1e-5)
-        << name;
+  const FormCase c(5, [](Medium& m, const std::function<double()>& draw) { m.phi = 6 * draw(); });
+  const auto differences = c.run_both([](const kernels::AcousticTtiProblem& p) { ASSERT_TRUE(p.vti); },
+                                      [](kernels::AcousticTtiProblem& p) { p.vti = false; });
+  for (const auto& d : differences) {
+    ASSERT_GT(d.p_scale, 0);
+    EXPECT_LT(d.p / d.p_scale, 1e-5) << d.layer;
+    EXPECT_LT(d.traces / d.traces_scale, 1e-5) << d.layer;
   }
   // One tilted point anywhere, even in the layer, and the problem is not VTI.
-  EXPECT_FALSE(tti_problem(n, h, dt, 6, [&](int i, int j, int k) {
-                 Medium m = at(i, j, k);
+  EXPECT_FALSE(tti_problem(c.n, c.h, c.dt, 6, [&](int i, int j, int k) {
+                 Medium m = c.at(i, j, k);
                  if (i == 0 && j == 27 && k == 31) m.theta = 0.01;
                  return m;
                }).vti);
@@ -246,37 +278,20 @@ TEST(Tti, VtiModelsTakeThe25PointFormEqualToThe73PointOne) {
 // (TtiAxisMedium), the same arithmetic on the same values as the general form, so the same
 // results bit for bit, with the sponge and with the CPML layer.
 TEST(Tti, ConstantAxisModelsGiveTheGeneralFormsResultsBitForBit) {
-  const Index3 n{30, 28, 32};
-  const double h = 10, dt = 0.5 * physics::tti_critical_dt(3000, {h, h, h}, 0.35, -0.05, 0.15), f = 18;
-  std::mt19937 rng(6);
-  std::uniform_real_distribution<double> u(0, 1);
-  std::vector<Medium> media(static_cast<size_t>(n.i) * n.j * n.k);
-  for (auto& m : media) {
-    m.v = 1800 + 1200 * u(rng);
-    m.delta = -0.05 + 0.2 * u(rng);
-    m.eps = m.delta + 0.2 * u(rng);
+  const FormCase c(6, [](Medium& m, const std::function<double()>&) {
     m.theta = 0.9;
     m.phi = 2.2;
-  }
-  const auto at = [&](int i, int j, int k) { return media[(static_cast<size_t>(i) * n.j + j) * n.k + k]; };
-  const Index3 src{14, 13, 15};
-  const std::vector<Index3> rec = {{3, 13, 15}, {14, 25, 15}, {14, 13, 29}, {24, 6, 9}};
-  for (const auto layer : {kernels::TtiLayer::sponge, kernels::TtiLayer::cpml}) {
-    auto axis = tti_problem(n, h, dt, 6, at);
-    if (layer == kernels::TtiLayer::cpml) kernels::use_cpml_layer(axis, pml::CpmlParams{dt, 3000});
-    ASSERT_TRUE(axis.constant_axis);
-    ASSERT_FALSE(axis.vti);
-    auto general = axis;
-    general.constant_axis = false;
-    std::vector<float> p_axis, p_general;
-    auto a = kernels::make_cpu_acoustic_tti(axis);
-    auto b = kernels::make_cpu_acoustic_tti(general);
-    const auto traces_axis = run(*a, n, src, rec, 150, dt, f, &p_axis);
-    const auto traces_general = run(*b, n, src, rec, 150, dt, f, &p_general);
-    ASSERT_GT(max_abs(p_general), 0);
-    const char* name = layer == kernels::TtiLayer::cpml ? "cpml" : "sponge";
-    EXPECT_EQ(testing::max_difference(p_axis, p_general, p_axis.size()), 0.0) << name;
-    EXPECT_EQ(testing::max_difference(traces_axis, traces_general, traces_axis.size()), 0.0) << name;
+  });
+  const auto differences = c.run_both(
+      [](const kernels::AcousticTtiProblem& p) {
+        ASSERT_TRUE(p.constant_axis);
+        ASSERT_FALSE(p.vti);
+      },
+      [](kernels::AcousticTtiProblem& p) { p.constant_axis = false; });
+  for (const auto& d : differences) {
+    ASSERT_GT(d.p_scale, 0);
+    EXPECT_EQ(d.p, 0.0) << d.layer;
+    EXPECT_EQ(d.traces, 0.0) << d.layer;
   }
 }
 
