@@ -16,7 +16,7 @@ if [ -n "${CMAKE_EXTRA:-}" ]; then
   cmake -S . -B build ${CMAKE_EXTRA} > "$out/cmake-extra.log" 2>&1 || { tail -20 "$out/cmake-extra.log"; exit 1; }
 fi
 . bench/build_sm90.sh
-grep -B1 -A2 "swic_tti_tensor_axis" "$out/build.log" | grep -E "Used|spill" | sort | uniq -c
+grep -B1 -A2 "swic_tti_tensorILi[0-9]*ELi[0-9]*ENS[0-9_]*AxisSums" "$out/build.log" | grep -E "Used|spill" | sort | uniq -c
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
   OMP_NUM_THREADS=2 ctest --test-dir build -L gpu -j8 -E "Autotune|GpuMemory|Emulation" -R "Tti|KernelRegistry|mpi_ranks_cuda" \

@@ -90,7 +90,11 @@ namespace {
 /// model of one axis (axis_*: TtiAxisMedium, where the problem's axis is constant; only 1 / a of
 /// the medium read per neighbour, the axis's products the same for every point).
 enum class Form { general, vti, axis };
-Form form_of(const TtiStepArgs& g) { return g.vti ? Form::vti : (g.constant_axis ? Form::axis : Form::general); }
+/// The row function (of one kind: inner, layer, rows) of the step's form.
+template <class RowFunction>
+RowFunction of_form(const TtiStepArgs& g, RowFunction general, RowFunction vti, RowFunction axis) {
+  return g.vti ? vti : (g.constant_axis ? axis : general);
+}
 /// The right-hand sides and the rows at offset o in form F; n: the axis (Form::axis), a local of
 /// the row function so that the compiler keeps it out of the loop (g.axis, behind a reference
 /// the loop's stores may alias, it would reload).
@@ -127,11 +131,6 @@ MM_ROW_FUNCTION void vti_inner_row(const TtiStepArgs& g, std::int64_t o0, int k0
 }
 MM_ROW_FUNCTION void axis_inner_row(const TtiStepArgs& g, std::int64_t o0, int k0, int k1) {
   inner_row<Form::axis>(g, o0, k0, k1);
-}
-/// The row function of the step's form.
-void (*inner_row_of(const TtiStepArgs& g))(const TtiStepArgs&, std::int64_t, int, int) {
-  const Form f = form_of(g);
-  return f == Form::vti ? vti_inner_row : (f == Form::axis ? axis_inner_row : tti_inner_row);
 }
 
 /// Points [k0, k1) of a row in chunks of kChunk: vector(k, slot) over a chunk as one vector loop
@@ -172,10 +171,6 @@ MM_ROW_FUNCTION void vti_layer_row(const TtiStepArgs& g, int i, int j, int k0, i
 }
 MM_ROW_FUNCTION void axis_layer_row(const TtiStepArgs& g, int i, int j, int k0, int k1) {
   layer_row<Form::axis>(g, i, j, k0, k1);
-}
-void (*layer_row_of(const TtiStepArgs& g))(const TtiStepArgs&, int, int, int, int) {
-  const Form f = form_of(g);
-  return f == Form::vti ? vti_layer_row : (f == Form::axis ? axis_layer_row : tti_layer_row);
 }
 
 /// The CPML's pass 1 at the layer's points [k0, k1) of row (i, j) (compact index of k0 x0): psi
@@ -278,8 +273,7 @@ MM_ROW_FUNCTION void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs&
                                         int i, int j, int k0, int k1, std::int64_t x0) {
   float perp[3][kChunk], axis[3][kChunk], dv_perp[3][kChunk], dv_axis[3][kChunk];
   const std::int64_t o0 = g.p.offset(i, j, 0);
-  const Form form = form_of(g);
-  const auto rows = form == Form::vti ? vti_rows_chunk : (form == Form::axis ? axis_rows_chunk : tti_rows_chunk);
+  const auto rows = of_form(g, tti_rows_chunk, vti_rows_chunk, axis_rows_chunk);
   const bool in_i = flux_line_inside<0>(slab, i, j, 0), in_j = flux_line_inside<1>(slab, i, j, 0);
   const int kin_lo = slab.lo.k + physics::kRadius, kin_hi = slab.lo.k + slab.n.k - physics::kRadius;
   for (int c0 = k0; c0 < k1; c0 += kChunk) {
@@ -655,7 +649,7 @@ class CpuAcousticTti final : public Propagator {
     const auto layer_points = [&](int i, int j, int k0, int k1) {  // [k0, k1): one slab
       if (k0 >= k1) return;
       if (!cpml) {
-        layer_row_of(g)(g, i, j, k0, k1);
+        of_form(g, tti_layer_row, vti_layer_row, axis_layer_row)(g, i, j, k0, k1);
         return;
       }
       tti_cpml_layer_row(g, cpml_, slabs[cpml_.layer.slab_of(i, j, k0)], i, j, k0, k1, cpml_.layer(i, j, k0));
@@ -671,7 +665,7 @@ class CpuAcousticTti final : public Propagator {
           k1 = in.hi().k;
         }
         layer_points(i, j, lo.k, k0);
-        if (k0 < k1) inner_row_of(g)(g, g.p.offset(i, j, 0), k0, k1);
+        if (k0 < k1) of_form(g, tti_inner_row, vti_inner_row, axis_inner_row)(g, g.p.offset(i, j, 0), k0, k1);
         layer_points(i, j, k1, hi.k);
       }
   }

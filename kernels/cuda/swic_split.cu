@@ -835,23 +835,15 @@ constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, Plane>(
                                      ? 228 * 1024 / (tensor_smem_bytes<TX, TY, Plane>() + 1024)
                                      : 512 / (TX * TY);
 
-template <int TX, int TY>
-__global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY>)
+/// The inner launch: the split form (SplitSums) or the constant-axis form (AxisSums: three sums an
+/// output and 16-B staged points).
+template <int TX, int TY, class Sums>
+__global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, typename PlaneOf<Sums>::type>)
     swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
                     int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, SplitSums>(DeviceBlock(), g, maps, region, shift, chunk, TtiCpmlArgs{}, -1,
-                                             swic_tti_tensor_raw);
-}
-
-/// The constant-axis form (AxisSums): three sums an output and 16-B staged points.
-template <int TX, int TY>
-__global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, AxisPlane>)
-    swic_tti_tensor_axis(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
-                         int shift, int chunk) {
-  extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, AxisSums>(DeviceBlock(), g, maps, region, shift, chunk, TtiCpmlArgs{}, -1,
-                                            swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY, Sums>(DeviceBlock(), g, maps, region, shift, chunk, TtiCpmlArgs{}, -1,
+                                        swic_tti_tensor_raw);
 }
 
 /// The CPML launch (RowSums): 16 floats an output in the queue, so 128-thread tiles at two blocks
@@ -947,22 +939,26 @@ int tile_shift(const physics::Box3& region, const physics::Box3& alloc) {
   return past_row_boundary(region.lo.k - R, alloc);  // the boxes start R points before the tile
 }
 
-/// The split form, or the constant-axis form where the model's axis is constant (TtiStepArgs::constant_axis).
+/// Calls f(Sums{}) with the inner launch's queue for the step: AxisSums where the model's axis is
+/// constant (TtiStepArgs::constant_axis), SplitSums otherwise.
+template <class F>
+void with_inner_form(const TtiStepArgs& g, F&& f) {
+  if (g.constant_axis) return f(AxisSums{});
+  return f(SplitSums{});
+}
+
 template <int TX, int TY>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
   const int shift = tile_shift(region, g.p.box);
   const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
-  if (g.constant_axis) {
-    constexpr auto kernel = &swic_tti_tensor_axis<TX, TY>;
-    constexpr int bytes = tensor_smem_bytes<TX, TY, AxisPlane>();
+  with_inner_form(g, [&](auto form) {
+    using Sums = decltype(form);
+    constexpr auto kernel = &swic_tti_tensor<TX, TY, Sums>;
+    constexpr int bytes = tensor_smem_bytes<TX, TY, typename PlaneOf<Sums>::type>();
     ensure_smem_limit<kernel>(bytes);
-    kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, split_maps<TX, TY, false, true>(g, kDeviceMaps), region, shift, chunk);
-  } else {
-    constexpr auto kernel = &swic_tti_tensor<TX, TY>;
-    constexpr int bytes = tensor_smem_bytes<TX, TY>();
-    ensure_smem_limit<kernel>(bytes);
-    kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, split_maps<TX, TY>(g, kDeviceMaps), region, shift, chunk);
-  }
+    const auto maps = split_maps<TX, TY, false, std::is_same_v<Sums, AxisSums>>(g, kDeviceMaps);
+    kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
+  });
 }
 
 template <int TX, int TY>
@@ -971,17 +967,14 @@ void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, i
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
-  if (g.constant_axis) {
-    const SplitMaps<HostTensorMap> maps = split_maps<TX, TY, false, true>(g, kHostMaps);
-    emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, AxisPlane>(), [&](HostBlock& blk, unsigned char* raw) {
-      swic_split_tensor_block<TX, TY, AxisSums>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{}, -1, raw);
-    });
-  } else {
-    const SplitMaps<HostTensorMap> maps = split_maps<TX, TY>(g, kHostMaps);
-    emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
-      swic_split_tensor_block<TX, TY, SplitSums>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{}, -1, raw);
-    });
-  }
+  with_inner_form(g, [&](auto form) {
+    using Sums = decltype(form);
+    const auto maps = split_maps<TX, TY, false, std::is_same_v<Sums, AxisSums>>(g, kHostMaps);
+    emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, typename PlaneOf<Sums>::type>(),
+                 [&](HostBlock& blk, unsigned char* raw) {
+                   swic_split_tensor_block<TX, TY, Sums>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{}, -1, raw);
+                 });
+  });
 }
 
 // The CPML launch's tiles: 128 threads (its queue needs ~2x swic_split_tma's registers), 32 x 4
@@ -1062,9 +1055,9 @@ constexpr TtiVariant tti_variant() {
 
 template <int TX, int TY>
 constexpr TtiVariant tensor_variant() {
-  return {TX, TY, reinterpret_cast<const void*>(&swic_tti_tensor<TX, TY>), &launch_tensor_variant<TX, TY>,
+  return {TX, TY, reinterpret_cast<const void*>(&swic_tti_tensor<TX, TY, SplitSums>), &launch_tensor_variant<TX, TY>,
           &emulate_tensor_variant<TX, TY>, tensor_smem_bytes<TX, TY>(),
-          reinterpret_cast<const void*>(&swic_tti_tensor_axis<TX, TY>), tensor_smem_bytes<TX, TY, AxisPlane>()};
+          reinterpret_cast<const void*>(&swic_tti_tensor<TX, TY, AxisSums>), tensor_smem_bytes<TX, TY, AxisPlane>()};
 }
 
 const TtiVariant kTtiVariants[] = {tti_variant<32, 8>(), tti_variant<32, 4>(), tti_variant<64, 4>(),
