@@ -59,19 +59,18 @@ void finish_problem(AcousticTtiProblem& p) {
         }
     v->swap(out);
   }
-  bool vertical = true;
-#pragma omp parallel for reduction(&& : vertical)
-  for (std::int64_t o = 0; o < m.points(); ++o)
-    vertical = vertical && physics::tti_axis_is_vertical(p.theta[static_cast<size_t>(o)], p.phi[static_cast<size_t>(o)]);
-  p.vti = vertical;
-  // The axis as the operator reads it (n and -n are the same axis) at every point against the first.
+  // One pass over the medium: vertical everywhere (VTI), and the axis as the operator reads it (n
+  // and -n are the same axis) the same at every point as at the first.
   const physics::TtiMediumPoint n0 = physics::tti_medium_point(p.theta[0], p.phi[0], 1.0f);
-  bool same = true;
-#pragma omp parallel for reduction(&& : same)
+  bool vertical = true, same = true;
+#pragma omp parallel for reduction(&& : vertical, same)
   for (std::int64_t o = 0; o < m.points(); ++o) {
-    const physics::TtiMediumPoint n = physics::tti_medium_point(p.theta[static_cast<size_t>(o)], p.phi[static_cast<size_t>(o)], 1.0f);
+    const float theta = p.theta[static_cast<size_t>(o)], phi = p.phi[static_cast<size_t>(o)];
+    vertical = vertical && physics::tti_axis_is_vertical(theta, phi);
+    const physics::TtiMediumPoint n = physics::tti_medium_point(theta, phi, 1.0f);
     same = same && n.nx == n0.nx && n.ny == n0.ny && n.nz == n0.nz;
   }
+  p.vti = vertical;
   p.constant_axis = same;
 }
 
