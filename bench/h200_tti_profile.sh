@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# One GPU call: Nsight Compute's view of swic_split_tma's constant-axis kernel (session 30).
+# Build for sm_90, then (1) every section of one launch of the inner kernel (sponge, 8-point
+# layer, 512^3: the same blocks as 1000^3, a quarter of the set-up) and (2) the durations of one
+# step's launches at 1000^3 with the 8-point CPML. Clocks are left alone (--clock-control none).
+# Run on the GPU machine from the repo root; reports and text go to $OUT.
+#   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h200_tti_profile.sh
+# Environment: TILE (default 32x8x64), KERNEL_REGEX (default swic_tti_tensor), SKIP_BUILD=1.
+set -uo pipefail
+out=${OUT:-/tmp}
+tile=${TILE:-32x8x64}
+if [ "${SKIP_BUILD:-0}" != 1 ]; then . bench/build_sm90.sh; else start=$(date +%s); fi
+bench=(build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels swic_split_tma:$tile --warmup 2)
+ncu --clock-control none --set full -k "regex:${KERNEL_REGEX:-swic_tti_tensor}" --launch-skip 3 --launch-count 1 \
+  -o "$out/axis-sponge" "${bench[@]}" --shapes 512 --steps 4 --set boundary.pml.tti=sponge \
+  --set boundary.pml.width=8 > "$out/ncu-full.log" 2>&1
+tail -3 "$out/ncu-full.log"
+ncu -i "$out/axis-sponge.ncu-rep" --page details > "$out/axis-sponge-details.txt" 2>&1
+grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L1/TEX Hit|L2 Hit|Issue Slots Busy|Executed Ipc A|Achieved Occupancy|Registers Per|Shared Memory Configuration|Warp Cycles Per Issued|No Eligible|Executed Instructions  " \
+  "$out/axis-sponge-details.txt" | head -30
+ncu -i "$out/axis-sponge.ncu-rep" --page raw --csv > "$out/axis-sponge-raw.csv" 2>&1
+echo "full profile: $(( $(date +%s) - start )) s"
+ncu --clock-control none --section SpeedOfLight --launch-skip 40 --launch-count 40 \
+  "${bench[@]}" --shapes 1000 --steps 4 --set boundary.pml.tti=cpml --set boundary.pml.width=8 > "$out/ncu-cpml-step.log" 2>&1
+awk '/^  [^ ]/ {name = substr($1, 1, 60)} /Duration/ {print name, $NF, $(NF-1)}' "$out/ncu-cpml-step.log" | head -60
+echo "total: $(( $(date +%s) - start )) s"
