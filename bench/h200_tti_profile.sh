@@ -20,7 +20,7 @@ grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L1
   "$out/axis-sponge-details.txt" | head -30
 ncu -i "$out/axis-sponge.ncu-rep" --page raw --csv > "$out/axis-sponge-raw.csv" 2>&1
 echo "full profile: $(( $(date +%s) - start )) s"
-ncu --clock-control none --section SpeedOfLight --launch-skip 40 --launch-count 40 \
+ncu --clock-control none --section SpeedOfLight --launch-skip 20 --launch-count 60 \
   "${bench[@]}" --shapes 1000 --steps 4 --set boundary.pml.tti=cpml --set boundary.pml.width=8 > "$out/ncu-cpml-step.log" 2>&1
 awk '/^  [^ ]/ {name = substr($1, 1, 60)} /Duration/ {print name, $NF, $(NF-1)}' "$out/ncu-cpml-step.log" | head -60
 echo "total: $(( $(date +%s) - start )) s"
