@@ -153,25 +153,35 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_col(const SplitPlane& pl, int e, const
 }
 
 // The constant-axis form (physics::tti_rhs73_axis; TtiStepArgs::constant_axis), swic_split_tma
-// only: a staged point carries s, p and r = p / a, 16 B in one vector (the fourth lane unused:
-// one 128-bit shared load a neighbour), and an output's sums are three, the weights constant.
+// only: a staged point carries s, p and r = p / a, 12 B: (s, p) in one 64-bit vector and r in a
+// plane of its own, so that a neighbour costs a warp 3 shared-memory wavefronts (a 64-bit load
+// takes 2, a 32-bit one 1). As one 128-bit vector with the fourth lane unused it took 4: the
+// kernel's shared-memory pipe was its limit, 78% busy (Nsight Compute, 512^3, H200, session 30).
 
-/// One buffer of a staged plane of the constant-axis form: (s, p, r, 0) per point.
+/// One buffer of a staged plane of the constant-axis form: (s, p) and r per point.
 struct AxisPlane {
-  float4* spr;
-  static constexpr int kBytes = 16;  // per point
-  MM_HOST_DEVICE static AxisPlane carve(unsigned char* raw, int) { return {reinterpret_cast<float4*>(raw)}; }
+  float2* sp;
+  float* r;
+  static constexpr int kBytes = 12;  // per point
+  MM_HOST_DEVICE static AxisPlane carve(unsigned char* raw, int points) {
+    return {reinterpret_cast<float2*>(raw), reinterpret_cast<float*>(raw + 8 * points)};
+  }
 };
 
-/// What a thread keeps of its own staged point in the constant-axis form: the x-line neighbour
-/// of outputs c -+ m.
+/// A staged point of the constant-axis form; also what a thread keeps of its own staged point,
+/// the x-line neighbour of outputs c -+ m.
 struct AxisOwn {
   float s, p, r;
 };
+MM_HOST_DEVICE MM_FORCE_INLINE AxisOwn staged(const AxisPlane& pl, int e) {
+  const float2 sp = pl.sp[e];
+  return {sp.x, sp.y, pl.r[e]};
+}
 
 MM_HOST_DEVICE MM_FORCE_INLINE AxisOwn stage_own(const AxisPlane& pl, int e, const RawPoint& r) {
   const AxisOwn o{r.p + r.q, r.p, r.p * r.m.inv_a};
-  pl.spr[e] = make_float4(o.s, o.p, o.r, 0.0f);
+  pl.sp[e] = make_float2(o.s, o.p);
+  pl.r[e] = o.r;
   return o;
 }
 MM_HOST_DEVICE MM_FORCE_INLINE void stage_row(const AxisPlane& pl, int e, const RawPoint& r) { stage_own(pl, e, r); }
@@ -323,16 +333,17 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const AxisPlane& pl, int e, const 
 #pragma unroll
   for (int m = 1; m <= R; ++m) {
     const int i = m - 1;
-    const float4 jp = pl.spr[e + m * SX], jm = pl.spr[e - m * SX], kp = pl.spr[e + m], km = pl.spr[e - m];
+    const AxisOwn jp = staged(pl, e + m * SX), jm = staged(pl, e - m * SX), kp = staged(pl, e + m),
+                  km = staged(pl, e - m);
     if (in_plane) {  // output c: the y and z lines and the yz diagonals
       AxisSums& o = Q[R];
-      add_axis(o, w.s[kYY][i], w.a[kYY][i], jp.x + jm.x, jp.y + jm.y, jp.z + jm.z);
-      add_axis(o, w.s[kZZ][i], w.a[kZZ][i], kp.x + km.x, kp.y + km.y, kp.z + km.z);
+      add_axis(o, w.s[kYY][i], w.a[kYY][i], jp.s + jm.s, jp.p + jm.p, jp.r + jm.r);
+      add_axis(o, w.s[kZZ][i], w.a[kZZ][i], kp.s + km.s, kp.p + km.p, kp.r + km.r);
       // Diagonals (+m, +m), (-m, -m) with sign +, (+m, -m), (-m, +m) with sign -.
-      const float4 a1 = pl.spr[e + m * SX + m], a2 = pl.spr[e - m * SX - m];
-      const float4 a3 = pl.spr[e + m * SX - m], a4 = pl.spr[e - m * SX + m];
-      add_axis(o, w.s[kYZ][i], w.a[kYZ][i], (a1.x + a2.x) - (a3.x + a4.x), (a1.y + a2.y) - (a3.y + a4.y),
-               (a1.z + a2.z) - (a3.z + a4.z));
+      const AxisOwn a1 = staged(pl, e + m * SX + m), a2 = staged(pl, e - m * SX - m);
+      const AxisOwn a3 = staged(pl, e + m * SX - m), a4 = staged(pl, e - m * SX + m);
+      add_axis(o, w.s[kYZ][i], w.a[kYZ][i], (a1.s + a2.s) - (a3.s + a4.s), (a1.p + a2.p) - (a3.p + a4.p),
+               (a1.r + a2.r) - (a3.r + a4.r));
     }
     // Output c - m sees plane c at di = +m, output c + m at di = -m: the x line with the same
     // sign, the xy and xz corners with opposite signs.
@@ -340,10 +351,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const AxisPlane& pl, int e, const 
     AxisSums& fwd = Q[R + m];
     add_axis(back, w.s[kXX][i], w.a[kXX][i], own.s, own.p, own.r);
     add_axis(fwd, w.s[kXX][i], w.a[kXX][i], own.s, own.p, own.r);
-    const float ys = jp.x - jm.x, yp = jp.y - jm.y, yr = jp.z - jm.z;
+    const float ys = jp.s - jm.s, yp = jp.p - jm.p, yr = jp.r - jm.r;
     add_axis(back, w.s[kXY][i], w.a[kXY][i], ys, yp, yr);
     add_axis(fwd, -w.s[kXY][i], -w.a[kXY][i], ys, yp, yr);
-    const float zs = kp.x - km.x, zp = kp.y - km.y, zr = kp.z - km.z;
+    const float zs = kp.s - km.s, zp = kp.p - km.p, zr = kp.r - km.r;
     add_axis(back, w.s[kXZ][i], w.a[kXZ][i], zs, zp, zr);
     add_axis(fwd, -w.s[kXZ][i], -w.a[kXZ][i], zs, zp, zr);
   }
