@@ -424,8 +424,11 @@ MM_HOST_DEVICE inline TtiAxisFactors tti_axis_factors(const TtiMediumPoint& n) {
 /// The weights a kernel of the constant-axis form applies per direction t and m = 1..4: the split
 /// form's weights (mixed ones doubled) times the direction's factors, s[t][m - 1] for s and
 /// a[t][m - 1] for p and r.
+/// kappa_perp: the perp centre weight (tti_centre), the same at every point of such a model, since
+/// C_perp is (kappa_axis is not: it weighs 1 / a around the point).
 struct TtiAxisWeights {
   float s[6][kRadius], a[6][kRadius];
+  float kappa_perp;
 };
 inline TtiAxisWeights make_tti_axis_weights(const TtiWeights& w, const TtiMediumPoint& n) {
   const TtiAxisFactors f = tti_axis_factors(n);
@@ -436,6 +439,7 @@ inline TtiAxisWeights make_tti_axis_weights(const TtiWeights& w, const TtiMedium
       aw.s[t][m] = by_t[t][m] * f.perp[t];
       aw.a[t][m] = by_t[t][m] * f.axis[t];
     }
+  aw.kappa_perp = tti_centre([&n](int, int, int) { return n; }, w).perp;
   return aw;
 }
 

@@ -624,16 +624,34 @@ MM_HOST_DEVICE MM_FORCE_INLINE const auto& plane_weights(const TtiStepArgs& g) {
     return g.weights;
 }
 
-/// Dynamic shared memory of the two slots, the staged planes, the barriers and slack to align to 128 B.
-template <int TX, int TY, class Plane = SplitPlane>
-constexpr int tensor_smem_bytes() {
-  return TensorSlots<TX, TY>::kBytes + TtiTile<TX, TY>::template kBytesOf<Plane> + 2 * 8 + 128;
+/// The constant-axis form's ring of own points: p, q and 1 / a at the tile's points of the last
+/// kOwnRing staged planes, written when a plane is staged (from its halo slot) and read when its
+/// output completes, so that the output slot need not copy them again (12 B a point less from L2,
+/// whose throughput Nsight Compute put at 78% of its peak next to the shared memory's 78%;
+/// session 30). Plane o is staged at plane o - 1 and output o completes at plane o + 4, after
+/// plane o + 5 is staged: six planes live.
+constexpr int kOwnRing = 8;
+template <int TX, int TY, class Plane>
+constexpr int own_ring_bytes() {
+  return std::is_same_v<Plane, AxisPlane> ? kOwnRing * 3 * TX * TY * 4 : 0;
 }
 
-/// The medium's arrays a launch leaves out of its copies: the constant-axis form (kAxis) reads no
-/// nx, ny, nz (the first three of the medium's groups), so its halo slot takes 1 / a, p and q and
-/// its output slot the medium from 1 / a on, at the places they have in the other launches' slots.
-constexpr int skipped_medium(bool axis) { return axis ? 3 : 0; }
+/// Dynamic shared memory of the two slots, the staged planes, the barriers, the own ring and slack
+/// to align to 128 B.
+template <int TX, int TY, class Plane = SplitPlane>
+constexpr int tensor_smem_bytes() {
+  return TensorSlots<TX, TY>::kBytes + TtiTile<TX, TY>::template kBytesOf<Plane> + 2 * 8 +
+         own_ring_bytes<TX, TY, Plane>() + 128;
+}
+
+/// The medium's arrays the constant-axis form (kAxis) leaves out of its copies. It reads no nx,
+/// ny, nz (the first three of the medium's groups), so its halo slot takes 1 / a, p and q. Its
+/// output slot takes kappa_axis, b and v2dt2 (at the places they have in the other launches'
+/// slots) and p_next, q_next: p, q and 1 / a come from the own ring, kappa_perp with the weights
+/// (TtiAxisWeights::kappa_perp).
+constexpr int skipped_halo_medium(bool axis) { return axis ? 3 : 0; }
+constexpr int kAxisOwnSkipped = 5;  // nx, ny, nz, inv_a, kappa_perp
+constexpr int kAxisOwnCopied = kOwnMedium - kAxisOwnSkipped + 2;  // kappa_axis, b, v2dt2, p_next, q_next
 
 /// A staged point's raw values from a halo slot (arrays `n` floats apart); kAxis: the slot holds
 /// 1 / a, p and q only (the axis left 0).
@@ -655,7 +673,7 @@ struct BoxOrigin {
 template <int TX, int TY, bool kAxis = false, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps<Map>& maps, int P,
                                                const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  constexpr int box = TensorSlots<TX, TY>::kHaloBytes, medium = kHaloMedium - skipped_medium(kAxis);
+  constexpr int box = TensorSlots<TX, TY>::kHaloBytes, medium = kHaloMedium - skipped_halo_medium(kAxis);
   const int k = at.k0 - R - at.corner.k, j = at.j0 - R - at.corner.j, i = P - at.corner.i;
   blk.expect_bytes(bar, (medium + 2) * box);
   blk.copy_group(slot, maps.halo_medium, k, j, i, bar);
@@ -670,11 +688,11 @@ template <int TX, int TY, bool kRows = false, bool kAxis = false, class Block, c
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o, bool layer,
                                                  const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
   using L = TensorSlots<TX, TY>;
-  constexpr int skip = skipped_medium(kAxis), own = (kRows ? kRowOwnArrays : kOwnArrays) - skip;
+  constexpr int own = kAxis ? kAxisOwnCopied : (kRows ? kRowOwnArrays : kOwnArrays);
   const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
   blk.expect_bytes(bar, own * L::kOwnBytes + (layer ? L::kLayerBytes : 0));
-  blk.copy_group(slot, maps.own_fields, k, j, i, bar);
-  blk.copy_group(slot + (2 + skip) * L::kOwnBytes, maps.own_medium, k, j, i, bar);
+  if constexpr (!kAxis) blk.copy_group(slot, maps.own_fields, k, j, i, bar);
+  blk.copy_group(slot + (2 + (kAxis ? kAxisOwnSkipped : 0)) * L::kOwnBytes, maps.own_medium, k, j, i, bar);
   if constexpr (!kRows) blk.copy_group(slot + (2 + kOwnMedium) * L::kOwnBytes, maps.own_next, k, j, i, bar);
   if (!layer) return;
   unsigned char* const s = slot + L::kOwnSlot;
@@ -700,6 +718,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   unsigned char* const own_slot = halo_slot + L::kHaloSlot;
   unsigned char* const planes = halo_slot + L::kBytes;
   std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::template kBytesOf<Plane>);  // halo, then output
+  float* const ring = reinterpret_cast<float*>(bar + 2);  // the own ring (kAxis only)
   const physics::Index3 hi = region.hi();
   const BoxOrigin at{g.p.box.lo, region.lo.k - shift + blk.bx * TX, region.lo.j + blk.by * TY};
   const int i_begin = region.lo.i + blk.bz * chunk;
@@ -740,7 +759,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 #pragma unroll
     for (int n = 0; n < T::kColRounds; ++n)
       if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], slot_point<kAxis>(h, col_e[n], T::kPoints));
-    return stage_own(pl, e, slot_point<kAxis>(h, e, T::kPoints));
+    const RawPoint own_raw = slot_point<kAxis>(h, e, T::kPoints);
+    if constexpr (kAxis) {
+      float* const r = ring + ((P - c_first) & (kOwnRing - 1)) * 3 * kOwnPoints + t;
+      r[0] = own_raw.p;
+      r[kOwnPoints] = own_raw.q;
+      r[2 * kOwnPoints] = own_raw.m.inv_a;
+    }
+    return stage_own(pl, e, own_raw);
   };
 
   if (t == 0) {
@@ -796,12 +822,15 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     if (completes && writes) {
       const float* x = reinterpret_cast<const float*>(own_slot) + ty * TX + tx;  // array a at x[a * kOwnPoints]
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
-      // (the constant-axis form copies no nx, ny, nz: skipped_medium)
-      const RawPoint ro = kAxis ? RawPoint{{0, 0, 0, in(5)}, in(0), in(1)} : RawPoint{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
+      // (the constant-axis form: p, q and 1 / a from the own ring, no axis)
+      const float* const rg = ring + ((o - c_first) & (kOwnRing - 1)) * 3 * kOwnPoints + t;
+      const RawPoint ro = kAxis ? RawPoint{{0, 0, 0, rg[2 * kOwnPoints]}, rg[0], rg[kOwnPoints]}
+                                : RawPoint{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
       if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
         store_by_rows(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows));
       } else {
-        const physics::TtiRhs r = output_rhs(Q[0], ro, {in(6), in(7)}, in(8));
+        const float kappa_perp = kAxis ? g.axis_weights.kappa_perp : in(6);
+        const physics::TtiRhs r = output_rhs(Q[0], ro, {kappa_perp, in(7)}, in(8));
         const std::int64_t off = g.p.offset(o, j, k);
         if (g.inner.contains(o, j, k)) {
           g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
@@ -916,11 +945,11 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
       throw Error("swic_split_tma: the step's arrays must share one layout");
   constexpr int SX = TtiTile<TX, TY>::SX, SY = TtiTile<TX, TY>::SY;
   SplitMaps<Map> maps;
-  constexpr int skip = skipped_medium(kAxis);
+  constexpr int skip = skipped_halo_medium(kAxis), own_skip = kAxis ? kAxisOwnSkipped : 0;
   maps.halo_medium = make(medium + skip, kHaloMedium - skip, SX, SY, 1);
   maps.halo_fields = make(fields, 2, SX, SY, 1);
   maps.own_fields = make(fields, 2, TX, TY, 1);
-  maps.own_medium = make(medium + skip, (kRows ? kHaloMedium : kOwnMedium) - skip, TX, TY, 1);
+  maps.own_medium = make(medium + own_skip, (kRows ? kHaloMedium : kOwnMedium) - own_skip, TX, TY, 1);
   if (kRows) return maps;
   maps.own_next = make(next, 2, TX, TY, 1);
   maps.layer_aux = make(aux, 2, TX, TY, 1);

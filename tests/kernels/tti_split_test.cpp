@@ -239,7 +239,8 @@ TEST(VtiForm, EqualsThePairFormWhereTheAxisIsVertical) {
 // swic_split_tma evaluates where the model's axis is constant) equals the pair form wherever the
 // axis is the same at every point, delta and eps varying (smoothly or point to point), for tilts
 // on and off the grid's planes; the weights a kernel folds (make_tti_axis_weights) are the
-// stencil's times the factors. With the medium's own varying axis it is far off.
+// stencil's times the factors, and their kappa_perp is every point's. With the medium's own
+// varying axis it is far off.
 TEST(TtiAxisForm, EqualsThePairFormWhereTheAxisIsConstant) {
   const Box box{12};
   const std::array<double, 3> h{10, 12.5, 8};
@@ -256,13 +257,18 @@ TEST(TtiAxisForm, EqualsThePairFormWhereTheAxisIsConstant) {
       Case axis = c;
       for (size_t o = 0; o < axis.medium.size(); ++o)
         axis.medium[o] = physics::tti_medium_point(theta, phi, 1.0f / c.medium[o].inv_a);
-      double worst = 0, varying_worst = 0;
+      // kappa_perp is the same at every point (what the weights carry); kappa_axis is not.
+      const float kappa_perp = physics::make_tti_axis_weights(w, n).kappa_perp;
+      double worst = 0, varying_worst = 0, kappa_worst = 0;
       for_each_point(box, axis, [&](const auto& field, const auto& medium, float b) {
         const physics::TtiRhs pair = physics::tti_rhs73(field, medium, b, st);
-        const physics::TtiRhs x = physics::tti_rhs73_axis(field, medium, n, physics::tti_centre(medium, w), b, w);
+        const physics::TtiCentre kappa{kappa_perp, physics::tti_centre(medium, w).axis};
+        const physics::TtiRhs x = physics::tti_rhs73_axis(field, medium, n, kappa, b, w);
         testing::keep_worst(worst, std::fabs(double(x.p) - pair.p) / scale);
         testing::keep_worst(worst, std::fabs(double(x.q) - pair.q) / scale);
+        testing::keep_worst(kappa_worst, std::fabs(double(physics::tti_centre(medium, w).perp) - kappa_perp));
       });
+      EXPECT_LE(kappa_worst, 1e-6 * std::fabs(kappa_perp));
       for_each_point(box, c, [&](const auto& field, const auto& medium, float b) {
         const physics::TtiRhs pair = physics::tti_rhs73(field, medium, b, st);
         const physics::TtiRhs x = physics::tti_rhs73_axis(field, medium, n, physics::tti_centre(medium, w), b, w);
