@@ -9,7 +9,9 @@
 # Environment: SKIP_TESTS=1; AXIS_KERNELS (the constant-axis rows' kernels, default every
 # swic_split_tma tile), SPLIT_KERNELS (the varying-axis rows', default 32x16x64; none: no such
 # rows), LAYERS (default "sponge cpml"), SPLIT_LAYERS (the varying-axis rows' layers, default
-# both), CMAKE_EXTRA (more cmake settings).
+# both), CMAKE_EXTRA (more cmake settings), TEST_REGEX (the gpu tests to run, default every TTI
+# one), SKIP_MPI=1, PROFILE=TILE (afterwards Nsight Compute's summary of one launch of that tile's
+# inner kernel at 512^3 with the sponge: bench/h200_tti_profile.sh).
 set -uo pipefail
 out=${OUT:-/tmp}
 if [ -n "${CMAKE_EXTRA:-}" ]; then
@@ -19,11 +21,11 @@ fi
 grep -B1 -A2 "swic_tti_tensorILi[0-9]*ELi[0-9]*ENS[0-9_]*AxisSums" "$out/build.log" | grep -E "Used|spill" | sort | uniq -c
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if [ "${SKIP_TESTS:-0}" != 1 ]; then
-  OMP_NUM_THREADS=2 ctest --test-dir build -L gpu -j8 -E "Autotune|GpuMemory|Emulation" -R "Tti|KernelRegistry|mpi_ranks_cuda" \
+  OMP_NUM_THREADS=2 ctest --test-dir build -L gpu -j8 -E "Autotune|GpuMemory|Emulation" -R "${TEST_REGEX:-Tti|KernelRegistry|mpi_ranks_cuda}" \
     --output-on-failure > "$out/ctest-gpu.log" 2>&1
   grep -hE "tests passed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)" "$out/ctest-gpu.log"
   # swic_split_tma on 2 ranks sharing the GPU: VTI models (a constant axis) and varying ones.
-  MINIMOD_TEST_BACKEND=cuda MINIMOD_TEST_KERNEL=swic_split_tma:32x16x64 OMP_NUM_THREADS=4 mpirun -n 2 --bind-to none \
+  [ "${SKIP_MPI:-0}" = 1 ] || MINIMOD_TEST_BACKEND=cuda MINIMOD_TEST_KERNEL=swic_split_tma:32x16x64 OMP_NUM_THREADS=4 mpirun -n 2 --bind-to none \
     build/tests/mpi_rank_tests --gtest_filter='FreeFaces/*:CpmlFreeFaces/*:TtiCpml*' > "$out/mpi.log" 2>&1
   grep -hsE "PASSED|FAILED  \]" "$out/mpi.log" | sort | uniq -c | sed "s/^/swic_split_tma distributed: /"
   echo "tests: $(( $(date +%s) - start )) s"
@@ -39,4 +41,5 @@ for layer in ${LAYERS:-sponge cpml}; do
     build/bench/minimod_bench "${common[@]}" --kernels "$split_kernels" --set "$varying" 2>&1 |
       tee "$out/bench-split-$layer.log" | grep '^| acoustic'
 done
+[ -z "${PROFILE:-}" ] || TILE=$PROFILE SKIP_BUILD=1 SKIP_STEP=1 bash bench/h200_tti_profile.sh
 echo "total: $(( $(date +%s) - start )) s"

@@ -5,7 +5,8 @@
 # step's launches at 1000^3 with the 8-point CPML. Clocks are left alone (--clock-control none).
 # Run on the GPU machine from the repo root; reports and text go to $OUT.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h200_tti_profile.sh
-# Environment: TILE (default 32x8x64), KERNEL_REGEX (default swic_tti_tensor), SKIP_BUILD=1.
+# Environment: TILE (default 32x8x64), KERNEL_REGEX (default swic_tti_tensor), SKIP_BUILD=1,
+# SKIP_STEP=1 (no (2)).
 set -uo pipefail
 out=${OUT:-/tmp}
 tile=${TILE:-32x8x64}
@@ -20,6 +21,7 @@ grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L1
   "$out/axis-sponge-details.txt" | head -30
 ncu -i "$out/axis-sponge.ncu-rep" --page raw --csv > "$out/axis-sponge-raw.csv" 2>&1
 echo "full profile: $(( $(date +%s) - start )) s"
+[ "${SKIP_STEP:-0}" = 1 ] && exit 0
 ncu --clock-control none --section SpeedOfLight --launch-skip 20 --launch-count 60 \
   "${bench[@]}" --shapes 1000 --steps 4 --set boundary.pml.tti=cpml --set boundary.pml.width=8 > "$out/ncu-cpml-step.log" 2>&1
 awk '/^  [^ ]/ {name = substr($1, 1, 60)} /Duration/ {print name, $NF, $(NF-1)}' "$out/ncu-cpml-step.log" | head -60
