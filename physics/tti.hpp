@@ -502,6 +502,63 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_split_rows(const float (&perp)[6], co
   return r;
 }
 
+/// The weights of the constant-axis form's rows (the CPML's, tti_axis_rows): each group's weights
+/// times its share of a row (row_of_groups: 1/2 for xx, yy, zz, 1/4 for each mixed group, in each
+/// of its two rows), so that a group's term adds to its rows with one weight. Exact: the shares are
+/// powers of 2. kappa_perp is the operator's, unscaled (the rows take TtiRowCentres).
+inline TtiAxisWeights make_tti_axis_row_weights(const TtiAxisWeights& aw) {
+  TtiAxisWeights rw = aw;
+  for (int t = 0; t < 6; ++t)
+    for (int m = 0; m < kRadius; ++m) {
+      const float share = t < 3 ? 0.5f : 0.25f;
+      rw.s[t][m] *= share;
+      rw.a[t][m] *= share;
+    }
+  return rw;
+}
+
+/// The rows (tti_rows73) from the constant-axis form's row sums: S[a], A[a], B[a] of row a (the
+/// groups' terms weighed with make_tti_axis_row_weights), the point's own fields, 1 / a there and
+/// its row centre weights. The rows' counterpart of tti_axis_rhs.
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_axis_rows(const float (&S)[3], const float (&A)[3], const float (&B)[3],
+                                                     const TtiFieldPoint& f0, float inv_a,
+                                                     const TtiRowCentres& kappa) {
+  TtiRows r;
+  MM_UNROLL
+  for (int a = 0; a < 3; ++a) {
+    r.perp[a] = fmaf(kappa.perp[a], f0.s, S[a]);
+    r.axis[a] = fmaf(kappa.axis[a], f0.p, fmaf(inv_a, A[a], B[a]));
+  }
+  return r;
+}
+
+/// Whether group t adds to row a (row_of_groups): xx, yy, zz to their own; a mixed group to both
+/// of its axes' rows.
+MM_HOST_DEVICE MM_FORCE_INLINE bool group_in_row(int t, int a) {
+  if (t < 3) return t == a;
+  return t == kXY ? a != 2 : (t == kXZ ? a != 1 : a != 0);
+}
+
+/// tti_rows73 where the axis is constant (n, every point's), in the constant-axis form: the
+/// definition swic_split_tma's CPML launch reorders on such models (tests/kernels/tti_split_test.cpp).
+template <class AtField, class AtMedium>
+MM_HOST_DEVICE inline TtiRows tti_rows73_axis(const AtField& field, const AtMedium& medium, const TtiMediumPoint& n,
+                                              const TtiRowCentres& kappa, const TtiWeights& w) {
+  const TtiAxisFactors f = tti_axis_factors(n);
+  float S[3] = {}, A[3] = {}, B[3] = {};
+  for_each_tti_neighbour(w, [&](int t, int di, int dj, int dk, float wt) {
+    const TtiFieldPoint x = field(di, dj, dk);
+    const float share = t < 3 ? 0.5f : 0.25f, r = x.p * medium(di, dj, dk).inv_a;
+    for (int a = 0; a < 3; ++a)
+      if (group_in_row(t, a)) {
+        S[a] += share * wt * f.perp[t] * x.s;
+        A[a] += share * wt * f.axis[t] * x.p;
+        B[a] += share * wt * f.axis[t] * r;
+      }
+  });
+  return tti_axis_rows(S, A, B, field(0, 0, 0), medium(0, 0, 0).inv_a, kappa);
+}
+
 /// tti_rows73 in the split form (tests, and the definition swic_split_tma's CPML launch reorders).
 template <class AtField, class AtMedium>
 MM_HOST_DEVICE inline TtiRows tti_rows73_split(const AtField& field, const AtMedium& medium,

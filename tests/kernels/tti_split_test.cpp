@@ -307,6 +307,47 @@ TEST(TtiRows, AddUpToThePairForm) {
   }
 }
 
+// The rows in the constant-axis form (physics::tti_rows73_axis: three sums of each row, what
+// swic_split_tma's CPML launch evaluates where the model's axis is constant) equal the pair form's
+// rows at every point, row by row, wherever the axis is the same everywhere; with the medium's own
+// varying axis they are far off.
+TEST(TtiRows, AxisFormEqualsThePairFormRowByRowWhereTheAxisIsConstant) {
+  const Box box{10};
+  const std::array<double, 3> h{10, 12.5, 8};
+  const physics::TtiStencil st = physics::make_tti_stencil(h);
+  const physics::TtiWeights w = physics::make_tti_weights(st);
+  const std::pair<float, float> axes[] = {{0.5236f, 0.3491f}, {1.5708f, 0.0f}, {2.3f, 4.1f}};
+  for (const bool rough : {false, true})
+    for (const auto& [theta, phi] : axes) {
+      SCOPED_TRACE(std::string(rough ? "rough" : "smooth") + " theta " + std::to_string(theta));
+      const Case c = make_case(box, 19, rough, !rough);
+      const TtiMediumPoint n = physics::tti_medium_point(theta, phi, 1.0f);
+      Case axis = c;
+      for (size_t o = 0; o < axis.medium.size(); ++o)
+        axis.medium[o] = physics::tti_medium_point(theta, phi, 1.0f / c.medium[o].inv_a);
+      double worst = 0, varying_worst = 0;
+      const auto compare = [&](const Case& k, double& into) {
+        for_each_point(box, k, [&](const auto& field, const auto& medium, float) {
+          const physics::TtiRows pair = physics::tti_rows73(field, medium, st);
+          const physics::TtiRows x = physics::tti_rows73_axis(field, medium, n, physics::tti_row_centres(medium, w), w);
+          for (int a = 0; a < 3; ++a) {
+            testing::keep_worst(into, std::fabs(double(x.perp[a]) - pair.perp[a]));
+            testing::keep_worst(into, std::fabs(double(x.axis[a]) - pair.axis[a]));
+          }
+        });
+      };
+      compare(axis, worst);
+      compare(c, varying_worst);
+      EXPECT_LT(worst / term_scale(axis, w), kTolerance);
+      EXPECT_GT(varying_worst / term_scale(c, w), 1e-3);
+    }
+  // The row weights: each group's share of a row, exactly.
+  const physics::TtiAxisWeights aw = physics::make_tti_axis_weights(w, physics::tti_medium_point(0.7f, 2.0f, 1.0f));
+  const physics::TtiAxisWeights rw = physics::make_tti_axis_row_weights(aw);
+  EXPECT_EQ(rw.s[physics::kXX][1], 0.5f * aw.s[physics::kXX][1]);
+  EXPECT_EQ(rw.a[physics::kYZ][3], 0.25f * aw.a[physics::kYZ][3]);
+}
+
 // The rows in the split form (physics::tti_rows73_split, with the static row centre weights
 // tti_row_centres: what swic_split_tma's CPML launch evaluates) equal the pair form's rows at every
 // point, row by row, to fp32 rounding; a wrong row centre weight is caught.
