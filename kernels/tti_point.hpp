@@ -33,6 +33,7 @@ struct TtiStepArgs {
   // weights (physics::make_tti_axis_weights of the model's axis).
   bool constant_axis = false;
   physics::TtiAxisWeights axis_weights{};
+  physics::TtiAxisWeights axis_row_weights{};  // make_tti_axis_row_weights of them: the CPML launch's rows
   physics::TtiMediumPoint axis{};  // the model's axis where constant_axis (its inv_a unused): TtiAxisMedium's
 };
 

@@ -224,6 +224,7 @@ class CudaAcousticTti final : public Propagator {
     if (p_.constant_axis) {  // before the medium's host arrays go (below)
       axis_ = physics::tti_medium_point(p_.theta[0], p_.phi[0], 1.0f);
       axis_weights_ = physics::make_tti_axis_weights(physics::make_tti_weights(p_.stencil), axis_);
+      axis_row_weights_ = physics::make_tti_axis_row_weights(axis_weights_);
     }
     const bool cpml = p_.layer == TtiLayer::cpml;
     if (cpml) {
@@ -509,6 +510,7 @@ class CudaAcousticTti final : public Propagator {
     g.vti = p_.vti;
     g.constant_axis = p_.constant_axis;
     g.axis_weights = axis_weights_;
+    g.axis_row_weights = axis_row_weights_;
     g.axis = axis_;
     g.inner = inner_;
     return g;
@@ -673,7 +675,7 @@ class CudaAcousticTti final : public Propagator {
   DeviceBuffer<unsigned> scratch_;
   Box3 inner_;
   physics::TtiMediumPoint axis_{};          // AcousticTtiProblem::constant_axis: TtiStepArgs::axis
-  physics::TtiAxisWeights axis_weights_{};  // and ::axis_weights
+  physics::TtiAxisWeights axis_weights_{}, axis_row_weights_{};  // and ::axis_weights, ::axis_row_weights
   TtiCpmlArgs cpml_{};  // TtiLayer::cpml: the layer's points, fields and profiles (kernels/tti_cpml.hpp)
   DeviceBuffer<float> cpml_fields_, cpml_a_[3], cpml_b_[3];
   static constexpr int kRowCentreArrays = 6;  // physics::TtiRowCentres, physics::TtiRows

@@ -192,6 +192,13 @@ struct AxisSums {
   float s, a, r;
 };
 
+/// The same sums kept apart by the operator's rows x, y, z, for the CPML's layer points
+/// (physics::tti_axis_rows): each group's terms weighed by its share of a row (TtiStepArgs::
+/// axis_row_weights) and added to its one or two rows. 9 floats an output where RowSums has 16.
+struct AxisRowSums {
+  float s[3], a[3], r[3];
+};
+
 /// An output's partial sums while its planes stream by: D_t s, D_t p for t = xx, xy, xz, and the
 /// rest of 2 perp and 2 axis without the centre term (physics::tti_split_rhs adds it).
 struct SplitSums {
@@ -316,19 +323,31 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const SplitPlane& pl, int e, const
   add_in_plane_own(Q[R], own.m, dyy_s, dzz_s, dyz_s, dyy_p, dzz_p, dyz_p);
 }
 
-/// Neighbours x of weight w into the three sums of `o` (the weights wa of p and r).
+/// Group T's neighbours x of weight w into the three sums of `o` (the weights wa of p and r); by
+/// rows, into each row the group adds to (physics::group_in_row).
+template <int T>
 MM_HOST_DEVICE MM_FORCE_INLINE void add_axis(AxisSums& o, float ws, float wa, float xs, float xp, float xr) {
   o.s = fmaf(ws, xs, o.s);
   o.a = fmaf(wa, xp, o.a);
   o.r = fmaf(wa, xr, o.r);
 }
+template <int T>
+MM_HOST_DEVICE MM_FORCE_INLINE void add_axis(AxisRowSums& o, float ws, float wa, float xs, float xp, float xr) {
+#pragma unroll
+  for (int a = 0; a < 3; ++a)
+    if (physics::group_in_row(T, a)) {
+      o.s[a] = fmaf(ws, xs, o.s[a]);
+      o.a[a] = fmaf(wa, xp, o.a[a]);
+      o.r[a] = fmaf(wa, xr, o.r[a]);
+    }
+}
 
 /// add_plane of the constant-axis form: the same neighbours in the same places (output c: its y
 /// and z lines and yz diagonals; outputs c -+ m: the thread's own point and the xy, xz corners),
 /// each weighed by its direction's constant weight.
-template <int SX>
+template <int SX, class Sums>
 MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const AxisPlane& pl, int e, const AxisOwn& own, bool in_plane,
-                                              const physics::TtiAxisWeights& w, AxisSums (&Q)[2 * R + 1]) {
+                                              const physics::TtiAxisWeights& w, Sums (&Q)[2 * R + 1]) {
   using namespace physics;
 #pragma unroll
   for (int m = 1; m <= R; ++m) {
@@ -336,35 +355,35 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const AxisPlane& pl, int e, const 
     const AxisOwn jp = staged(pl, e + m * SX), jm = staged(pl, e - m * SX), kp = staged(pl, e + m),
                   km = staged(pl, e - m);
     if (in_plane) {  // output c: the y and z lines and the yz diagonals
-      AxisSums& o = Q[R];
-      add_axis(o, w.s[kYY][i], w.a[kYY][i], jp.s + jm.s, jp.p + jm.p, jp.r + jm.r);
-      add_axis(o, w.s[kZZ][i], w.a[kZZ][i], kp.s + km.s, kp.p + km.p, kp.r + km.r);
+      Sums& o = Q[R];
+      add_axis<kYY>(o, w.s[kYY][i], w.a[kYY][i], jp.s + jm.s, jp.p + jm.p, jp.r + jm.r);
+      add_axis<kZZ>(o, w.s[kZZ][i], w.a[kZZ][i], kp.s + km.s, kp.p + km.p, kp.r + km.r);
       // Diagonals (+m, +m), (-m, -m) with sign +, (+m, -m), (-m, +m) with sign -.
       const AxisOwn a1 = staged(pl, e + m * SX + m), a2 = staged(pl, e - m * SX - m);
       const AxisOwn a3 = staged(pl, e + m * SX - m), a4 = staged(pl, e - m * SX + m);
-      add_axis(o, w.s[kYZ][i], w.a[kYZ][i], (a1.s + a2.s) - (a3.s + a4.s), (a1.p + a2.p) - (a3.p + a4.p),
+      add_axis<kYZ>(o, w.s[kYZ][i], w.a[kYZ][i], (a1.s + a2.s) - (a3.s + a4.s), (a1.p + a2.p) - (a3.p + a4.p),
                (a1.r + a2.r) - (a3.r + a4.r));
     }
     // Output c - m sees plane c at di = +m, output c + m at di = -m: the x line with the same
     // sign, the xy and xz corners with opposite signs.
-    AxisSums& back = Q[R - m];
-    AxisSums& fwd = Q[R + m];
-    add_axis(back, w.s[kXX][i], w.a[kXX][i], own.s, own.p, own.r);
-    add_axis(fwd, w.s[kXX][i], w.a[kXX][i], own.s, own.p, own.r);
+    Sums& back = Q[R - m];
+    Sums& fwd = Q[R + m];
+    add_axis<kXX>(back, w.s[kXX][i], w.a[kXX][i], own.s, own.p, own.r);
+    add_axis<kXX>(fwd, w.s[kXX][i], w.a[kXX][i], own.s, own.p, own.r);
     const float ys = jp.s - jm.s, yp = jp.p - jm.p, yr = jp.r - jm.r;
-    add_axis(back, w.s[kXY][i], w.a[kXY][i], ys, yp, yr);
-    add_axis(fwd, -w.s[kXY][i], -w.a[kXY][i], ys, yp, yr);
+    add_axis<kXY>(back, w.s[kXY][i], w.a[kXY][i], ys, yp, yr);
+    add_axis<kXY>(fwd, -w.s[kXY][i], -w.a[kXY][i], ys, yp, yr);
     const float zs = kp.s - km.s, zp = kp.p - km.p, zr = kp.r - km.r;
-    add_axis(back, w.s[kXZ][i], w.a[kXZ][i], zs, zp, zr);
-    add_axis(fwd, -w.s[kXZ][i], -w.a[kXZ][i], zs, zp, zr);
+    add_axis<kXZ>(back, w.s[kXZ][i], w.a[kXZ][i], zs, zp, zr);
+    add_axis<kXZ>(fwd, -w.s[kXZ][i], -w.a[kXZ][i], zs, zp, zr);
   }
 }
 
 /// The CPML's pass 1 (kernels/tti_cpml.hpp) at the thread's point (c, j, k) of plane c, whose
 /// medium is m, in a slab of the layer damped along y and z only (TtiCpmlArgs::psi_by_rows): psi
 /// of those axes where damped, from the plane's staged s and p, then V.
-template <int SX>
-MM_HOST_DEVICE MM_FORCE_INLINE void plane_psi(const TtiCpmlArgs& cpml, int slab, const SplitPlane& pl, int e,
+template <int SX, class Plane>
+MM_HOST_DEVICE MM_FORCE_INLINE void plane_psi(const TtiCpmlArgs& cpml, int slab, const Plane& pl, int e,
                                               const physics::TtiMediumPoint& m, int c, int j, int k) {
   const std::int64_t x = cpml.layer.start[slab] + cpml.layer.slab(slab).position(c, j, k);
   const auto field = [&pl, e](int, int dj, int dk) {
@@ -411,6 +430,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows output_rows(const RowSums& a, co
   const float axis[6] = {fmaf(axis_own(ro.m, kXX), a.pxx, a.hxx), a.axis_y, a.axis_z,
                          fmaf(axis_own(ro.m, kXY), a.pxy, a.hxy), fmaf(axis_own(ro.m, kXZ), a.pxz, a.hxz), 0.0f};
   return tti_split_rows(perp, axis, {ro.p + ro.q, ro.p}, kappa);
+}
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows output_rows(const AxisRowSums& a, const RawPoint& ro,
+                                                           const physics::TtiRowCentres& kappa) {
+  return physics::tti_axis_rows(a.s, a.a, a.r, {ro.p + ro.q, ro.p}, ro.m.inv_a, kappa);
 }
 
 /// Blocks per SM the register budget is set for: 128-thread tiles fit the queue (72 registers)
@@ -616,10 +639,16 @@ template <>
 struct PlaneOf<AxisSums> {
   using type = AxisPlane;
 };
+template <>
+struct PlaneOf<AxisRowSums> {
+  using type = AxisPlane;
+};
 template <class Sums>
 MM_HOST_DEVICE MM_FORCE_INLINE const auto& plane_weights(const TtiStepArgs& g) {
   if constexpr (std::is_same_v<Sums, AxisSums>)
     return g.axis_weights;
+  else if constexpr (std::is_same_v<Sums, AxisRowSums>)
+    return g.axis_row_weights;
   else
     return g.weights;
 }
@@ -709,7 +738,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
                                                             int shift, int chunk, const TtiCpmlArgs& cpml, int slab,
                                                             unsigned char* raw) {
-  constexpr bool kRows = std::is_same_v<Sums, RowSums>, kAxis = std::is_same_v<Sums, AxisSums>;
+  constexpr bool kRows = std::is_same_v<Sums, RowSums> || std::is_same_v<Sums, AxisRowSums>;
+  constexpr bool kAxis = std::is_same_v<Sums, AxisSums> || std::is_same_v<Sums, AxisRowSums>;
+  // The constant-axis CPML launch reads nothing of an output slot: p, q and 1 / a from the own ring.
+  constexpr bool kOutputSlot = !(kRows && kAxis);
   using T = TtiTile<TX, TY>;
   using L = TensorSlots<TX, TY>;
   using Plane = typename PlaneOf<Sums>::type;
@@ -776,7 +808,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   blk.sync();
   if (t == 0) {
     issue_halo<TX, TY, kAxis>(blk, maps, c_first, at, halo_slot, bar);  // a block has 9 or more planes
-    issue_output<TX, TY, kRows, kAxis>(blk, maps, i_begin, meets_layer(i_begin), at, own_slot, bar + 1);  // and 1 or more outputs
+    if constexpr (kOutputSlot)  // and 1 or more outputs
+      issue_output<TX, TY, kRows, kAxis>(blk, maps, i_begin, meets_layer(i_begin), at, own_slot, bar + 1);
   }
 
   Sums Q[2 * R + 1];  // Q[R + d]: output c + d
@@ -805,8 +838,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     }
     add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, plane_weights<Sums>(g), Q);
     if constexpr (kRows) {
-      if (cpml.psi_by_rows(slab) && c >= i_begin && c < i_end && writes)
-        plane_psi<SX>(cpml, slab, buffer(c), e, own.m, c, j, k);
+      if (cpml.psi_by_rows(slab) && c >= i_begin && c < i_end && writes) {
+        if constexpr (kAxis) {  // the model's axis, 1 / a from the own ring
+          const float inv_a = ring[((c - c_first) & (kOwnRing - 1)) * 3 * kOwnPoints + 2 * kOwnPoints + t];
+          plane_psi<SX>(cpml, slab, buffer(c), e, {g.axis.nx, g.axis.ny, g.axis.nz, inv_a}, c, j, k);
+        } else {
+          plane_psi<SX>(cpml, slab, buffer(c), e, own.m, c, j, k);
+        }
+      }
     }
 
     // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
@@ -818,7 +857,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     }
     const int o = c - R, q = o - i_begin;
     const bool completes = o >= i_begin && o < i_end;  // block-uniform
-    if (completes) blk.wait(bar + 1, static_cast<unsigned>(q) & 1u);
+    if (kOutputSlot && completes) blk.wait(bar + 1, static_cast<unsigned>(q) & 1u);
     if (completes && writes) {
       const float* x = reinterpret_cast<const float*>(own_slot) + ty * TX + tx;  // array a at x[a * kOwnPoints]
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
@@ -854,7 +893,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
         blk.fence_proxy();
         issue_halo<TX, TY, kAxis>(blk, maps, P + 1, at, halo_slot, bar);
       }
-      if (completes && o + 1 < i_end) {
+      if (kOutputSlot && completes && o + 1 < i_end) {
         blk.fence_proxy();
         issue_output<TX, TY, kRows, kAxis>(blk, maps, o + 1, meets_layer(o + 1), at, own_slot, bar + 1);
       }
@@ -890,13 +929,13 @@ __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, typename Plan
 /// per SM (up to 255 registers). Its outputs only store their rows: pass 2 itself (global loads of
 /// V around the point, zeta) inside this kernel, with 8 warps an SM to cover its waits, ran the
 /// CPML at 12.3 GPts/s at 1000^3 on an H200 against the plain layer kernel's 15.7.
-template <int TX, int TY>
+template <int TX, int TY, class Sums>
 __global__ void __launch_bounds__(TX* TY, 2)
     swic_tti_tensor_cpml(TtiStepArgs g, TtiCpmlArgs cpml, int slab, const __grid_constant__ SplitMaps<CUtensorMap> maps,
                          physics::Box3 region, int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, RowSums>(DeviceBlock(), g, maps, region, shift, chunk, cpml, slab,
-                                           swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY, Sums>(DeviceBlock(), g, maps, region, shift, chunk, cpml, slab,
+                                        swic_tti_tensor_raw);
 }
 
 struct TtiVariant {
@@ -945,7 +984,8 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
       throw Error("swic_split_tma: the step's arrays must share one layout");
   constexpr int SX = TtiTile<TX, TY>::SX, SY = TtiTile<TX, TY>::SY;
   SplitMaps<Map> maps;
-  constexpr int skip = skipped_halo_medium(kAxis), own_skip = kAxis ? kAxisOwnSkipped : 0;
+  // (the constant-axis CPML launch copies no output slot: its own maps go unused)
+  constexpr int skip = skipped_halo_medium(kAxis), own_skip = kAxis && !kRows ? kAxisOwnSkipped : 0;
   maps.halo_medium = make(medium + skip, kHaloMedium - skip, SX, SY, 1);
   maps.halo_fields = make(fields, 2, SX, SY, 1);
   maps.own_fields = make(fields, 2, TX, TY, 1);
@@ -985,6 +1025,12 @@ template <class F>
 void with_inner_form(const TtiStepArgs& g, F&& f) {
   if (g.constant_axis) return f(AxisSums{});
   return f(SplitSums{});
+}
+/// The same for the CPML launch's queue: AxisRowSums or RowSums.
+template <class F>
+void with_rows_form(const TtiStepArgs& g, F&& f) {
+  if (g.constant_axis) return f(AxisRowSums{});
+  return f(RowSums{});
 }
 
 template <int TX, int TY>
@@ -1076,14 +1122,17 @@ void launch_tti_cpml_layer(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab,
   if (region.empty()) return;
   if (!has_tensor_copies()) throw Error("swic_split_tma: needs the tensor copy engine of sm_90 (Hopper) or newer");
   with_cpml_tile(region, [&](auto width) {
-    constexpr int TX = decltype(width)::value, TY = kCpmlThreads / TX;
-    constexpr auto kernel = &swic_tti_tensor_cpml<TX, TY>;
-    constexpr int bytes = tensor_smem_bytes<TX, TY>();
-    ensure_smem_limit<kernel>(bytes);
-    const auto maps = split_maps<TX, TY, true>(g, kDeviceMaps);
-    const CpmlGrid q = cpml_grid<TX>(g, region, kCpmlChunk);
-    kernel<<<dim3(q.blocks[0], q.blocks[1], q.blocks[2]), dim3(TX, TY, 1), bytes, s>>>(g, c, slab, maps, region,
-                                                                                       q.shift, kCpmlChunk);
+    with_rows_form(g, [&](auto form) {
+      using Sums = decltype(form);
+      constexpr int TX = decltype(width)::value, TY = kCpmlThreads / TX;
+      constexpr auto kernel = &swic_tti_tensor_cpml<TX, TY, Sums>;
+      constexpr int bytes = tensor_smem_bytes<TX, TY, typename PlaneOf<Sums>::type>();
+      ensure_smem_limit<kernel>(bytes);
+      const auto maps = split_maps<TX, TY, true, std::is_same_v<Sums, AxisRowSums>>(g, kDeviceMaps);
+      const CpmlGrid q = cpml_grid<TX>(g, region, kCpmlChunk);
+      kernel<<<dim3(q.blocks[0], q.blocks[1], q.blocks[2]), dim3(TX, TY, 1), bytes, s>>>(g, c, slab, maps, region,
+                                                                                         q.shift, kCpmlChunk);
+    });
   });
 }
 
@@ -1188,11 +1237,15 @@ void emulate_swic_split_cpml(const TtiStepArgs& g, const TtiCpmlArgs& c, int sla
   check_cpml_launch(g, c, slab, region);
   if (region.empty()) return;
   with_cpml_tile(region, [&](auto width) {
-    constexpr int TX = decltype(width)::value, TY = kCpmlThreads / TX;
-    const SplitMaps<HostTensorMap> maps = split_maps<TX, TY, true>(g, kHostMaps);
-    const CpmlGrid q = cpml_grid<TX>(g, region, chunk);
-    emulate_grid(q.blocks, TX, TY, tensor_smem_bytes<TX, TY>(), [&](HostBlock& blk, unsigned char* raw) {
-      swic_split_tensor_block<TX, TY, RowSums>(blk, g, maps, region, q.shift, chunk, c, slab, raw);
+    with_rows_form(g, [&](auto form) {
+      using Sums = decltype(form);
+      constexpr int TX = decltype(width)::value, TY = kCpmlThreads / TX;
+      const SplitMaps<HostTensorMap> maps = split_maps<TX, TY, true, std::is_same_v<Sums, AxisRowSums>>(g, kHostMaps);
+      const CpmlGrid q = cpml_grid<TX>(g, region, chunk);
+      emulate_grid(q.blocks, TX, TY, tensor_smem_bytes<TX, TY, typename PlaneOf<Sums>::type>(),
+                   [&](HostBlock& blk, unsigned char* raw) {
+                     swic_split_tensor_block<TX, TY, Sums>(blk, g, maps, region, q.shift, chunk, c, slab, raw);
+                   });
     });
   });
 }

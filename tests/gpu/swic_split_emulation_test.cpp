@@ -150,8 +150,11 @@ struct HostTti {
     g.kappa_axis = layout.view<const float>(kappa_axis.data());
     g.weights = physics::make_tti_weights(problem.stencil);
     g.constant_axis = problem.constant_axis;  // as CudaAcousticTti sets it
-    if (problem.constant_axis)
-      g.axis_weights = physics::make_tti_axis_weights(g.weights, physics::tti_medium_point(problem.theta[0], problem.phi[0], 1.0f));
+    if (problem.constant_axis) {
+      g.axis = physics::tti_medium_point(problem.theta[0], problem.phi[0], 1.0f);
+      g.axis_weights = physics::make_tti_axis_weights(g.weights, g.axis);
+      g.axis_row_weights = physics::make_tti_axis_row_weights(g.axis_weights);
+    }
     for (int a = 0; a < 3; ++a) {
       g.eta[a] = eta[a].data();
       g.inv_4h2[a] = problem.inv_4h2[static_cast<size_t>(a)];
@@ -304,10 +307,12 @@ TEST_F(SwicSplitAxisEmulation, EveryTileEqualsTheCpuReferenceAtEveryPoint) {
 // V, zeta and the profiles are random: pass 2 reads them as given.
 class SwicSplitCpmlEmulation : public ::testing::Test {
  protected:
+  /// `constant_axis`: HostTti's model of one axis, where the launch takes the constant-axis form.
+  explicit SwicSplitCpmlEmulation(bool constant_axis = false) : s_{n_, 31u, constant_axis} {}
   // 36 along k: the k = 0 face's tile starts at k = 0, its boxes inside the allocation, rather
   // than ending at the face's end (cpml_grid).
   const Index3 n_{21, 19, 36};
-  HostTti s_{n_, 31u};
+  HostTti s_;
   kernels::TtiCpmlArgs c_{};
   std::vector<float> fields_, profiles_[6], row_centres_, rows_;
 
@@ -410,43 +415,97 @@ class SwicSplitCpmlEmulation : public ::testing::Test {
     EXPECT_EQ(got.grid[2], initial.grid[2]);  // aux_p
     EXPECT_EQ(got.grid[3], initial.grid[3]);  // aux_q
   }
+
+  // The tests below, for both fixtures.
+  void expect_every_slab_alike() {
+    // The k faces (5 and 6 deep) in tiles of 8 x 16, the others in tiles of 32 x 4.
+    int slabs = 0;
+    for (int slab = 0; slab < 6; ++slab) {
+      const Box3 box = c_.layer.slab(slab);
+      if (box.empty()) continue;
+      ++slabs;
+      for (int chunk : {64, 5}) {
+        SCOPED_TRACE("slab " + std::to_string(slab) + ", chunk " + std::to_string(chunk));
+        expect_rows_give_the_plain_pass_two(slab, box, chunk);
+      }
+    }
+    EXPECT_EQ(slabs, 4);  // x-, y+, z- and z+ (HostTti's layer)
+  }
+  void expect_thin_boxes_alike() {
+    // Boxes of every slab 1 to 17 points deep along k, 0, 1 or 3 points from the slab's outer edge:
+    // tiles of 8 x 16 up to 8, 16 x 8 up to 16, 32 x 4 beyond; one or two tiles along k.
+    int boxes = 0;
+    for (int slab = 0; slab < 6; ++slab) {
+      const Box3 box = c_.layer.slab(slab);
+      if (box.empty()) continue;
+      for (const int depth : {1, 5, 8, 9, 12, 16, 17})
+        for (const int from : {0, 1, 3})
+          if (from + depth <= box.n.k) {
+            Box3 thin = box;
+            thin.lo.k = box.lo.k + (box.lo.k == 0 ? from : box.n.k - depth - from);
+            thin.n.k = depth;
+            SCOPED_TRACE("slab " + std::to_string(slab) + ", k from " + std::to_string(thin.lo.k) + ", " +
+                         std::to_string(depth) + " deep");
+            expect_rows_give_the_plain_pass_two(slab, thin, 5);
+            ++boxes;
+          }
+    }
+    EXPECT_GE(boxes, 30);
+  }
+  void expect_pass_one_at_the_j_and_k_faces() {
+    for (int i = s_.inner.lo.i; i < s_.inner.hi().i; ++i) profiles_[3][static_cast<size_t>(i)] = 0.0f;  // b_x
+    for (size_t k = 0; k < profiles_[5].size(); k += 4) profiles_[5][k] = 0.0f;  // some of b_z
+    const State initial = state();
+    const auto g = s_.args();
+    int taken = 0;
+    for (int slab = 0; slab < 6; ++slab) {
+      const Box3 box = c_.layer.slab(slab);
+      if (box.empty()) continue;
+      for (int chunk : {64, 5}) {
+        SCOPED_TRACE("slab " + std::to_string(slab) + ", chunk " + std::to_string(chunk));
+        restore_state(initial);
+        c_.psi_in_rows = true;
+        const bool takes = c_.psi_by_rows(slab);
+        if (takes) {
+          ++taken;
+          for (int i = box.lo.i; i < box.hi().i; ++i)
+            for (int j = box.lo.j; j < box.hi().j; ++j)
+              for (int k = box.lo.k; k < box.hi().k; ++k) kernels::tti_cpml_psi_point(g, c_, i, j, k);
+        }
+        const State reference = state();
+        restore_state(initial);
+        kernels::cuda::emulate_swic_split_cpml(g, c_, slab, box, chunk);
+        c_.psi_in_rows = false;
+        const State got = state();
+        for (int f : {kernels::kPsiS, kernels::kPsiP, kernels::kVPerp, kernels::kVAxis, kernels::kZetaPerp,
+                      kernels::kZetaAxis})
+          for (int a = 0; a < 3; ++a) {
+            const std::string name = "field " + std::to_string(f) + " axis " + std::to_string(a);
+            if (!takes || f >= kernels::kZetaPerp || (f < kernels::kVPerp && a == 0))
+              EXPECT_EQ(field(got, f, a), field(initial, f, a)) << name << " written";
+            else
+              expect_written_alike(field(reference, f, a), field(got, f, a), field(initial, f, a), name);
+          }
+        EXPECT_EQ(got.grid, initial.grid);  // the CPML launch writes only the rows and these fields
+      }
+    }
+    EXPECT_EQ(taken, 6);  // y+, z- and z+ (HostTti's layer), two chunks each
+  }
+};
+
+/// The same launch on a model of one axis (HostTti's constant_axis): the constant-axis form of
+/// its rows (AxisRowSums, physics::tti_rows73_axis) and, at the j and k faces, of pass 1.
+class SwicSplitCpmlAxisEmulation : public SwicSplitCpmlEmulation {
+ protected:
+  SwicSplitCpmlAxisEmulation() : SwicSplitCpmlEmulation(true) {}
 };
 
 TEST_F(SwicSplitCpmlEmulation, EverySlabEqualsThePlainLayerKernel) {
-  // The k faces (5 and 6 deep) in tiles of 8 x 16, the others in tiles of 32 x 4.
-  int slabs = 0;
-  for (int slab = 0; slab < 6; ++slab) {
-    const Box3 box = c_.layer.slab(slab);
-    if (box.empty()) continue;
-    ++slabs;
-    for (int chunk : {64, 5}) {
-      SCOPED_TRACE("slab " + std::to_string(slab) + ", chunk " + std::to_string(chunk));
-      expect_rows_give_the_plain_pass_two(slab, box, chunk);
-    }
-  }
-  EXPECT_EQ(slabs, 4);  // x-, y+, z- and z+ (HostTti's layer)
+  expect_every_slab_alike();
 }
 
 TEST_F(SwicSplitCpmlEmulation, BoxesThinAlongKTakeNarrowTilesAndEqualThePlainLayerKernel) {
-  // Boxes of every slab 1 to 17 points deep along k, 0, 1 or 3 points from the slab's outer edge:
-  // tiles of 8 x 16 up to 8, 16 x 8 up to 16, 32 x 4 beyond; one or two tiles along k.
-  int boxes = 0;
-  for (int slab = 0; slab < 6; ++slab) {
-    const Box3 box = c_.layer.slab(slab);
-    if (box.empty()) continue;
-    for (const int depth : {1, 5, 8, 9, 12, 16, 17})
-      for (const int from : {0, 1, 3})
-        if (from + depth <= box.n.k) {
-          Box3 thin = box;
-          thin.lo.k = box.lo.k + (box.lo.k == 0 ? from : box.n.k - depth - from);
-          thin.n.k = depth;
-          SCOPED_TRACE("slab " + std::to_string(slab) + ", k from " + std::to_string(thin.lo.k) + ", " +
-                       std::to_string(depth) + " deep");
-          expect_rows_give_the_plain_pass_two(slab, thin, 5);
-          ++boxes;
-        }
-  }
-  EXPECT_GE(boxes, 30);
+  expect_thin_boxes_alike();
 }
 
 // With TtiCpmlArgs::psi_in_rows the CPML launch also takes pass 1 at the points of slabs 2-5
@@ -454,43 +513,20 @@ TEST_F(SwicSplitCpmlEmulation, BoxesThinAlongKTakeNarrowTilesAndEqualThePlainLay
 // the psi kernel's (kernels::tti_cpml_psi_point) at every point, including where an axis is not
 // damped (psi untouched), and at the other slabs it must leave psi and V alone.
 TEST_F(SwicSplitCpmlEmulation, TakingPassOneAtTheJAndKFacesEqualsThePsiKernel) {
-  for (int i = s_.inner.lo.i; i < s_.inner.hi().i; ++i) profiles_[3][static_cast<size_t>(i)] = 0.0f;  // b_x
-  for (size_t k = 0; k < profiles_[5].size(); k += 4) profiles_[5][k] = 0.0f;  // some of b_z
-  const State initial = state();
-  const auto g = s_.args();
-  int taken = 0;
-  for (int slab = 0; slab < 6; ++slab) {
-    const Box3 box = c_.layer.slab(slab);
-    if (box.empty()) continue;
-    for (int chunk : {64, 5}) {
-      SCOPED_TRACE("slab " + std::to_string(slab) + ", chunk " + std::to_string(chunk));
-      restore_state(initial);
-      c_.psi_in_rows = true;
-      const bool takes = c_.psi_by_rows(slab);
-      if (takes) {
-        ++taken;
-        for (int i = box.lo.i; i < box.hi().i; ++i)
-          for (int j = box.lo.j; j < box.hi().j; ++j)
-            for (int k = box.lo.k; k < box.hi().k; ++k) kernels::tti_cpml_psi_point(g, c_, i, j, k);
-      }
-      const State reference = state();
-      restore_state(initial);
-      kernels::cuda::emulate_swic_split_cpml(g, c_, slab, box, chunk);
-      c_.psi_in_rows = false;
-      const State got = state();
-      for (int f : {kernels::kPsiS, kernels::kPsiP, kernels::kVPerp, kernels::kVAxis, kernels::kZetaPerp,
-                    kernels::kZetaAxis})
-        for (int a = 0; a < 3; ++a) {
-          const std::string name = "field " + std::to_string(f) + " axis " + std::to_string(a);
-          if (!takes || f >= kernels::kZetaPerp || (f < kernels::kVPerp && a == 0))
-            EXPECT_EQ(field(got, f, a), field(initial, f, a)) << name << " written";
-          else
-            expect_written_alike(field(reference, f, a), field(got, f, a), field(initial, f, a), name);
-        }
-      EXPECT_EQ(got.grid, initial.grid);  // the CPML launch writes only the rows and these fields
-    }
-  }
-  EXPECT_EQ(taken, 6);  // y+, z- and z+ (HostTti's layer), two chunks each
+  expect_pass_one_at_the_j_and_k_faces();
+}
+
+TEST_F(SwicSplitCpmlAxisEmulation, EverySlabEqualsThePlainLayerKernel) {
+  ASSERT_TRUE(s_.args().constant_axis);
+  expect_every_slab_alike();
+}
+
+TEST_F(SwicSplitCpmlAxisEmulation, BoxesThinAlongKTakeNarrowTilesAndEqualThePlainLayerKernel) {
+  expect_thin_boxes_alike();
+}
+
+TEST_F(SwicSplitCpmlAxisEmulation, TakingPassOneAtTheJAndKFacesEqualsThePsiKernel) {
+  expect_pass_one_at_the_j_and_k_faces();
 }
 
 // Pass 2 on the GPU (tti_cpml_finish<true>) reads and writes zeta of an axis only where the
