@@ -6,12 +6,13 @@
 # Run on the GPU machine from the repo root; reports and text go to $OUT.
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h200_tti_profile.sh
 # Environment: TILE (default 32x8x64), KERNEL_REGEX (default swic_tti_tensor), SKIP_BUILD=1,
-# SKIP_STEP=1 (no (2)).
+# SKIP_STEP=1 (no (2)), SKIP_FULL=1 (no (1)).
 set -uo pipefail
 out=${OUT:-/tmp}
 tile=${TILE:-32x8x64}
 if [ "${SKIP_BUILD:-0}" != 1 ]; then . bench/build_sm90.sh; else start=$(date +%s); fi
 bench=(build/bench/minimod_bench --propagator acoustic_tti --backend cuda --kernels swic_split_tma:$tile --warmup 2)
+if [ "${SKIP_FULL:-0}" != 1 ]; then
 ncu --clock-control none --set full -k "regex:${KERNEL_REGEX:-swic_tti_tensor}" --launch-skip 3 --launch-count 1 \
   -o "$out/axis-sponge" "${bench[@]}" --shapes 512 --steps 4 --set boundary.pml.tti=sponge \
   --set boundary.pml.width=8 > "$out/ncu-full.log" 2>&1
@@ -21,6 +22,7 @@ grep -E "Duration|Compute \(SM\) Throughput|Memory Throughput|DRAM Throughput|L1
   "$out/axis-sponge-details.txt" | head -30
 ncu -i "$out/axis-sponge.ncu-rep" --page raw --csv > "$out/axis-sponge-raw.csv" 2>&1
 echo "full profile: $(( $(date +%s) - start )) s"
+fi
 [ "${SKIP_STEP:-0}" = 1 ] && exit 0
 ncu --clock-control none --section SpeedOfLight --launch-skip 20 --launch-count 60 \
   "${bench[@]}" --shapes 1000 --steps 4 --set boundary.pml.tti=cpml --set boundary.pml.width=8 > "$out/ncu-cpml-step.log" 2>&1

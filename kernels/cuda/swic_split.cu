@@ -930,7 +930,7 @@ __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, typename Plan
 /// V around the point, zeta) inside this kernel, with 8 warps an SM to cover its waits, ran the
 /// CPML at 12.3 GPts/s at 1000^3 on an H200 against the plain layer kernel's 15.7.
 template <int TX, int TY, class Sums>
-__global__ void __launch_bounds__(TX* TY, 2)
+__global__ void __launch_bounds__(TX* TY, std::is_same_v<Sums, AxisRowSums> ? 3 : 2)
     swic_tti_tensor_cpml(TtiStepArgs g, TtiCpmlArgs cpml, int slab, const __grid_constant__ SplitMaps<CUtensorMap> maps,
                          physics::Box3 region, int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
