@@ -906,7 +906,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
 /// Blocks per SM that the shared memory allows (with planes of kind Plane), at most as many as
 /// leave 128 registers a thread: the register budget. The constant-axis form (AxisPlane) takes the
-/// same budget: its queue and the plane's 32 shared loads in flight take 112-118 registers
+/// same budget: its queue and the plane's 32 shared loads in flight take 104-110 registers (112-118 before session 30)
 /// (ptxas sm_90, unbounded); bounded to 64 or 80 (1024 or 768 threads an SM) it spilled 60-92 B
 /// and ran 4.5-17 GPts/s instead of 27-32 (H200, 1000^3, bench/results/2026-11-29-session29-tti-constant-axis.md).
 template <int TX, int TY, class Plane = SplitPlane>
