@@ -71,6 +71,12 @@ inline const char* tti_axis_kind(const AcousticTtiProblem& p) {
   return p.vti ? "VTI" : (p.constant_axis ? "constant axis" : "varying axis");
 }
 
+/// The symmetry axis at the medium's first point (its 1 / a left 1): every point's where
+/// constant_axis, the axis the constant-axis forms take.
+inline physics::TtiMediumPoint model_axis(const AcousticTtiProblem& p) {
+  return physics::tti_medium_point(p.theta[0], p.phi[0], 1.0f);
+}
+
 /// The TTI layer's damping profile for time step dt, tuned for `velocity` (the fastest wave:
 /// vp max * sqrt(1 + 2 eps max)): Minimod's quadratic profile with R = 1e-3. Steeper profiles
 /// (d ~ r^4, r^8) reflected as much or more (bench/results/2026-11-25-cpu-tti-layer-profile.md).

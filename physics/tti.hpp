@@ -223,10 +223,19 @@ struct TtiRows {
 /// Row a from the groups' sums g[t] (twice their share, as tti_pair_sums73 gives them): the pure
 /// group aa and half of each mixed group that involves a (xy, xz for x; xy, yz for y; xz, yz for
 /// z), halved.
-MM_HOST_DEVICE MM_FORCE_INLINE float row_of_groups(const float (&g)[6], int a) {
-  const int m1 = a == 2 ? kXZ : kXY, m2 = a == 0 ? kXZ : kYZ;
-  return 0.5f * (g[a] + 0.5f * (g[m1] + g[m2]));
+/// The mixed groups of row a: xy and xz for x, xy and yz for y, xz and yz for z (which = 0, 1).
+MM_HOST_DEVICE MM_FORCE_INLINE int row_mixed_group(int a, int which) {
+  return which == 0 ? (a == 2 ? kXZ : kXY) : (a == 0 ? kXZ : kYZ);
 }
+MM_HOST_DEVICE MM_FORCE_INLINE float row_of_groups(const float (&g)[6], int a) {
+  return 0.5f * (g[a] + 0.5f * (g[row_mixed_group(a, 0)] + g[row_mixed_group(a, 1)]));
+}
+/// Whether group t adds to row a (row_of_groups), and with what share: 1/2 for xx, yy, zz to
+/// their own row, 1/4 for a mixed group to each of its axes' rows.
+MM_HOST_DEVICE MM_FORCE_INLINE bool group_in_row(int t, int a) {
+  return t == a || t == row_mixed_group(a, 0) || t == row_mixed_group(a, 1);
+}
+MM_HOST_DEVICE MM_FORCE_INLINE float row_share(int t) { return t < 3 ? 0.5f : 0.25f; }
 /// Both tensors' rows (Rows: TtiRows or TtiRowCentres) from their groups' sums, returned as a
 /// value: written through a reference to the caller's arrays, GCC left the CPU's row loop
 /// (tti_rows_chunk) scalar, 1.7x slower on configs/tti.yaml (session 23).
@@ -503,16 +512,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_split_rows(const float (&perp)[6], co
 }
 
 /// The weights of the constant-axis form's rows (the CPML's, tti_axis_rows): each group's weights
-/// times its share of a row (row_of_groups: 1/2 for xx, yy, zz, 1/4 for each mixed group, in each
-/// of its two rows), so that a group's term adds to its rows with one weight. Exact: the shares are
-/// powers of 2. kappa_perp is the operator's, unscaled (the rows take TtiRowCentres).
+/// times its share of a row (row_share), so that a group's term adds to its rows with one weight.
+/// Exact: the shares are powers of 2. kappa_perp is the operator's, unscaled (the rows take TtiRowCentres).
 inline TtiAxisWeights make_tti_axis_row_weights(const TtiAxisWeights& aw) {
   TtiAxisWeights rw = aw;
   for (int t = 0; t < 6; ++t)
     for (int m = 0; m < kRadius; ++m) {
-      const float share = t < 3 ? 0.5f : 0.25f;
-      rw.s[t][m] *= share;
-      rw.a[t][m] *= share;
+      rw.s[t][m] *= row_share(t);
+      rw.a[t][m] *= row_share(t);
     }
   return rw;
 }
@@ -532,13 +539,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_axis_rows(const float (&S)[3], const 
   return r;
 }
 
-/// Whether group t adds to row a (row_of_groups): xx, yy, zz to their own; a mixed group to both
-/// of its axes' rows.
-MM_HOST_DEVICE MM_FORCE_INLINE bool group_in_row(int t, int a) {
-  if (t < 3) return t == a;
-  return t == kXY ? a != 2 : (t == kXZ ? a != 1 : a != 0);
-}
-
 /// tti_rows73 where the axis is constant (n, every point's), in the constant-axis form: the
 /// definition swic_split_tma's CPML launch reorders on such models (tests/kernels/tti_split_test.cpp).
 template <class AtField, class AtMedium>
@@ -548,7 +548,7 @@ MM_HOST_DEVICE inline TtiRows tti_rows73_axis(const AtField& field, const AtMedi
   float S[3] = {}, A[3] = {}, B[3] = {};
   for_each_tti_neighbour(w, [&](int t, int di, int dj, int dk, float wt) {
     const TtiFieldPoint x = field(di, dj, dk);
-    const float share = t < 3 ? 0.5f : 0.25f, r = x.p * medium(di, dj, dk).inv_a;
+    const float share = row_share(t), r = x.p * medium(di, dj, dk).inv_a;
     for (int a = 0; a < 3; ++a)
       if (group_in_row(t, a)) {
         S[a] += share * wt * f.perp[t] * x.s;

@@ -61,7 +61,7 @@ void finish_problem(AcousticTtiProblem& p) {
   }
   // One pass over the medium: vertical everywhere (VTI), and the axis as the operator reads it (n
   // and -n are the same axis) the same at every point as at the first.
-  const physics::TtiMediumPoint n0 = physics::tti_medium_point(p.theta[0], p.phi[0], 1.0f);
+  const physics::TtiMediumPoint n0 = model_axis(p);
   bool vertical = true, same = true;
 #pragma omp parallel for reduction(&& : vertical, same)
   for (std::int64_t o = 0; o < m.points(); ++o) {
@@ -385,7 +385,7 @@ class CpuAcousticTti final : public Propagator {
         }
     fill_tti_medium(p_, layout_, nx_.data(), ny_.data(), nz_.data(), inv_a_.data());
     inner_ = inner_box(p_);
-    if (p_.constant_axis) axis_ = physics::tti_medium_point(p_.theta[0], p_.phi[0], 1.0f);
+    if (p_.constant_axis) axis_ = model_axis(p_);
     if (p_.layer == TtiLayer::cpml) {
       check_cuts_outside_layer(p_.cpml.b, p_.grid.shape, p_.halo.neighbour, kHaloWidth);
       cpml_.layer = LayerIndex::make(p_.grid.shape, inner_);

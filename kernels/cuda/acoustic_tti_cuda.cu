@@ -222,7 +222,7 @@ class CudaAcousticTti final : public Propagator {
     const std::int64_t n = layout_.elements();
     inner_ = inner_box(p_);  // a subdomain's regions are clipped to its box
     if (p_.constant_axis) {  // before the medium's host arrays go (below)
-      axis_ = physics::tti_medium_point(p_.theta[0], p_.phi[0], 1.0f);
+      axis_ = model_axis(p_);
       axis_weights_ = physics::make_tti_axis_weights(physics::make_tti_weights(p_.stencil), axis_);
       axis_row_weights_ = physics::make_tti_axis_row_weights(axis_weights_);
     }

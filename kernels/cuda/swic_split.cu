@@ -717,6 +717,7 @@ template <int TX, int TY, bool kRows = false, bool kAxis = false, class Block, c
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o, bool layer,
                                                  const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
   using L = TensorSlots<TX, TY>;
+  static_assert(!(kRows && kAxis), "the constant-axis CPML launch copies no output slot");
   constexpr int own = kAxis ? kAxisOwnCopied : (kRows ? kRowOwnArrays : kOwnArrays);
   const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
   blk.expect_bytes(bar, own * L::kOwnBytes + (layer ? L::kLayerBytes : 0));
@@ -770,6 +771,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const int tk_lo = at.k0 > region.lo.k ? at.k0 : region.lo.k, tk_end = at.k0 + TX < hi.k ? at.k0 + TX : hi.k;
   const bool tile_inner =
       at.j0 >= g.inner.lo.j && tj_end <= in_hi.j && tk_lo >= g.inner.lo.k && tk_end <= in_hi.k;
+  // Plane P's slots in the own ring (kAxis): p, q and 1 / a of the thread's point, kOwnPoints apart.
+  const auto own_ring = [ring, c_first, t](int P) {
+    return ring + ((P - c_first) & (kOwnRing - 1)) * 3 * kOwnPoints + t;
+  };
   const auto meets_layer = [&](int o) {  // the sponge's damped update reads more (issue_output)
     return !kRows && (!tile_inner || o < g.inner.lo.i || o >= in_hi.i);
   };
@@ -793,7 +798,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], slot_point<kAxis>(h, col_e[n], T::kPoints));
     const RawPoint own_raw = slot_point<kAxis>(h, e, T::kPoints);
     if constexpr (kAxis) {
-      float* const r = ring + ((P - c_first) & (kOwnRing - 1)) * 3 * kOwnPoints + t;
+      float* const r = own_ring(P);
       r[0] = own_raw.p;
       r[kOwnPoints] = own_raw.q;
       r[2 * kOwnPoints] = own_raw.m.inv_a;
@@ -840,7 +845,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     if constexpr (kRows) {
       if (cpml.psi_by_rows(slab) && c >= i_begin && c < i_end && writes) {
         if constexpr (kAxis) {  // the model's axis, 1 / a from the own ring
-          const float inv_a = ring[((c - c_first) & (kOwnRing - 1)) * 3 * kOwnPoints + 2 * kOwnPoints + t];
+          const float inv_a = own_ring(c)[2 * kOwnPoints];
           plane_psi<SX>(cpml, slab, buffer(c), e, {g.axis.nx, g.axis.ny, g.axis.nz, inv_a}, c, j, k);
         } else {
           plane_psi<SX>(cpml, slab, buffer(c), e, own.m, c, j, k);
@@ -862,7 +867,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       const float* x = reinterpret_cast<const float*>(own_slot) + ty * TX + tx;  // array a at x[a * kOwnPoints]
       const auto in = [x](int a) { return x[a * kOwnPoints]; };
       // (the constant-axis form: p, q and 1 / a from the own ring, no axis)
-      const float* const rg = ring + ((o - c_first) & (kOwnRing - 1)) * 3 * kOwnPoints + t;
+      const float* const rg = own_ring(o);
       const RawPoint ro = kAxis ? RawPoint{{0, 0, 0, rg[2 * kOwnPoints]}, rg[0], rg[kOwnPoints]}
                                 : RawPoint{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
       if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
@@ -893,9 +898,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
         blk.fence_proxy();
         issue_halo<TX, TY, kAxis>(blk, maps, P + 1, at, halo_slot, bar);
       }
-      if (kOutputSlot && completes && o + 1 < i_end) {
-        blk.fence_proxy();
-        issue_output<TX, TY, kRows, kAxis>(blk, maps, o + 1, meets_layer(o + 1), at, own_slot, bar + 1);
+      if constexpr (kOutputSlot) {
+        if (completes && o + 1 < i_end) {
+          blk.fence_proxy();
+          issue_output<TX, TY, kRows, kAxis>(blk, maps, o + 1, meets_layer(o + 1), at, own_slot, bar + 1);
+        }
       }
     }
 #pragma unroll

@@ -151,7 +151,7 @@ struct HostTti {
     g.weights = physics::make_tti_weights(problem.stencil);
     g.constant_axis = problem.constant_axis;  // as CudaAcousticTti sets it
     if (problem.constant_axis) {
-      g.axis = physics::tti_medium_point(problem.theta[0], problem.phi[0], 1.0f);
+      g.axis = kernels::model_axis(problem);
       g.axis_weights = physics::make_tti_axis_weights(g.weights, g.axis);
       g.axis_row_weights = physics::make_tti_axis_row_weights(g.axis_weights);
     }
