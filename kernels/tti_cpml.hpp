@@ -399,14 +399,67 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_by_lookup(const TtiCpml
   dv_axis = axis_row_live<Vti>(A) ? derivative(kVAxis) : 0.0f;
 }
 
+/// Whether nothing is stored at the points of the line along A through own point (i, j, k) that
+/// lie beyond own slab box `slab` on side `up` (above it, else below), so that V there is zero
+/// without a lookup: there are none, or they all lie in the own inner box, or beyond the grid on
+/// a side without a halo face (TtiCpmlArgs::index gives -1 at each of them). Where a line leaves
+/// its slab for another slab or a halo, false.
+template <int A>
+MM_HOST_DEVICE MM_FORCE_INLINE bool nothing_stored_beyond(const TtiCpmlArgs& c, const physics::Box3& slab, int i,
+                                                         int j, int k, bool up) {
+  const int idx[3] = {i, j, k};
+  const int t = idx[A], first = up ? slab.lo[A] + slab.n[A] : slab.lo[A] - 1;
+  const int last = up ? t + physics::kRadius : t - physics::kRadius;
+  if (up ? last < first : last > first) return true;  // the line stays in the slab on this side
+  if (up ? first >= c.layer.n[A] : first < 0) return c.halo.face[2 * A + (up ? 1 : 0)].count == 0;
+  const physics::Box3& in = c.layer.inner;
+  if (in.empty()) return false;
+  for (int b = 0; b < 3; ++b)
+    if (b != A && (idx[b] < in.lo[b] || idx[b] >= in.lo[b] + in.n[b])) return false;
+  const int lo = up ? first : last, hi = up ? last : first;  // the run [lo, hi] along A, inside the inner box?
+  return lo >= in.lo[A] && hi < in.lo[A] + in.n[A];
+}
+
+/// Whether d V_A / dx_A at own point (i, j, k) of slab box `slab` takes its neighbours by the
+/// slab's strides (tti_flux_derivatives_by_strides): where nothing is stored beyond the slab on
+/// either side of its line (nothing_stored_beyond), which holds at most of a slab's points whose
+/// line leaves it (a face slab's line across the face runs into the inner box or off the grid).
+template <int A>
+MM_HOST_DEVICE MM_FORCE_INLINE bool flux_line_by_strides(const TtiCpmlArgs& c, const physics::Box3& slab, int i, int j,
+                                                        int k) {
+  return nothing_stored_beyond<A>(c, slab, i, j, k, true) && nothing_stored_beyond<A>(c, slab, i, j, k, false);
+}
+
+/// tti_flux_derivatives_by_lookup where flux_line_by_strides holds: the neighbours in the slab by
+/// its strides, zero beyond it. The same operands in the same formula, so the same result bit for bit.
+template <int A, bool Vti = false>
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_by_strides(const TtiCpmlArgs& c, const physics::Box3& slab,
+                                                                   int i, int j, int k, std::int64_t x,
+                                                                   float& dv_perp, float& dv_axis) {
+  const std::int64_t stride = A == 0 ? static_cast<std::int64_t>(slab.n.j) * slab.n.k : (A == 1 ? slab.n.k : 1);
+  const int t = A == 0 ? i : (A == 1 ? j : k);
+  const int below = slab.lo[A] - t, above = slab.lo[A] + slab.n[A] - t;  // the slab's m range: [below, above)
+  const auto derivative = [&](int field) {
+    return pml::first_derivative8<A>([&](int di, int dj, int dk) {
+      const int m = di + dj + dk;  // one offset is non-zero
+      return m >= below && m < above ? c.at(field, A, x + m * stride) : 0.0f;
+    }, c.d1);
+  };
+  dv_perp = perp_row_live<Vti>(A) ? derivative(kVPerp) : 0.0f;
+  dv_axis = axis_row_live<Vti>(A) ? derivative(kVAxis) : 0.0f;
+}
+
 /// d V_A / dx_A at point (i, j, k) of layer slab `slab`, compact index x: by the slab's strides
-/// where the line lies in the slab, else by lookups (the same formula; at 512^3 on an H200 the
-/// lookups everywhere made pass 2 of the layer cost 3.4 ms a step besides its rows, 2.9 without).
+/// where nothing is stored beyond the slab along the line (flux_line_by_strides), else by lookups
+/// (the same formula). At 512^3 on an H200 the lookups everywhere made pass 2 of the layer cost
+/// 3.4 ms a step besides its rows, 2.9 with the strides where the line lies in the slab; with
+/// lookups at every point whose line left the slab (half an 8-point face's points), pass 2 took
+/// ~930 instructions a point against ~70 global loads (Nsight Compute, session 31).
 template <int A, bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives(const TtiCpmlArgs& c, const physics::Box3& slab, int i, int j,
                                                         int k, std::int64_t x, float& dv_perp, float& dv_axis) {
-  if (flux_line_inside<A>(slab, i, j, k))
-    tti_flux_derivatives_inside<A, Vti>(c, slab, x, dv_perp, dv_axis);
+  if (flux_line_by_strides<A>(c, slab, i, j, k))
+    tti_flux_derivatives_by_strides<A, Vti>(c, slab, i, j, k, x, dv_perp, dv_axis);
   else
     tti_flux_derivatives_by_lookup<A, Vti>(c, slab, i, j, k, x, dv_perp, dv_axis);
 }

@@ -4,8 +4,11 @@
 // the six slabs, in C order, run through those indices. A subdomain's halos (TtiCpmlHalo): every
 // point of a shared face's 4-deep halo outside the inner region (continued across the face) has
 // its own index after the layer's, found by TtiCpmlArgs::index; edges and other points have none.
+// The flux derivatives of pass 2 by the slab's strides (tti_flux_derivatives) equal those by
+// lookups at every layer point, bit for bit.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <vector>
 
 #include "kernels/tti_cpml.hpp"
@@ -111,6 +114,89 @@ TEST(TtiCpmlLayer, EveryHaloLayerPointHasItsOwnIndex) {
   expect_one_index_per_halo_layer_point({10, 12, 14}, {{2, 0, 3}, {8, 12, 11}},
                                         {false, true, true, true, false, true});
   expect_one_index_per_halo_layer_point({6, 5, 7}, Box3{}, {true, true, true, true, true, true});  // all layer
+}
+
+/// d V_A / dx_A at every own layer point, as pass 2 takes it (by the slab's strides where
+/// flux_line_by_strides holds, else by lookups), against the lookups everywhere (the CPU
+/// reference's form at a slab's rims), on random V: equal bit for bit. With `everywhere`, also
+/// that the strides are taken wherever a line leaves its slab only for points where nothing is
+/// stored (TtiCpmlArgs::index gives -1): a lookup only where a neighbour lies in another slab.
+template <int A>
+void expect_flux_derivatives_as_by_lookup(const kernels::TtiCpmlArgs& c, bool everywhere) {
+  std::int64_t by_strides = 0, by_lookup = 0;
+  for (int s = 0; s < 6; ++s) {
+    const Box3 b = c.layer.slab(s);
+    for (int i = b.lo.i; i < b.hi().i; ++i)
+      for (int j = b.lo.j; j < b.hi().j; ++j)
+        for (int k = b.lo.k; k < b.hi().k; ++k) {
+          const std::int64_t x = c.layer(i, j, k);
+          float perp = 0, axis = 0, perp_ref = 0, axis_ref = 0;
+          kernels::tti_flux_derivatives<A>(c, b, i, j, k, x, perp, axis);
+          kernels::tti_flux_derivatives_by_lookup<A>(c, b, i, j, k, x, perp_ref, axis_ref);
+          if (perp != perp_ref || axis != axis_ref) {
+            ADD_FAILURE() << "axis " << A << ", point " << i << " " << j << " " << k << ": " << perp << " " << axis
+                          << " against " << perp_ref << " " << axis_ref << " by lookups";
+            return;
+          }
+          if (kernels::flux_line_inside<A>(b, i, j, k)) continue;
+          if (kernels::flux_line_by_strides<A>(c, b, i, j, k)) {
+            ++by_strides;
+            continue;
+          }
+          ++by_lookup;
+          bool stored = false;  // a neighbour beyond the slab with an index of its own
+          for (int m = -physics::kRadius; m <= physics::kRadius; ++m) {
+            Index3 p{i, j, k};
+            p[A] += m;
+            stored = stored || (!b.contains(p.i, p.j, p.k) && c.index(p.i, p.j, p.k) >= 0);
+          }
+          if (everywhere && !stored) {
+            ADD_FAILURE() << "axis " << A << ", point " << i << " " << j << " " << k
+                          << ": looked up, though nothing is stored beyond its slab";
+            return;
+          }
+        }
+  }
+  if (everywhere) EXPECT_GT(by_strides, 0) << "axis " << A;
+}
+
+/// The layer of grid n around `inner`, halos on `faces`, random fields and derivative weights.
+struct RandomLayer {
+  kernels::TtiCpmlArgs c;
+  std::vector<float> fields;
+  RandomLayer(const Index3& n, const Box3& inner, const std::array<bool, 6>& faces) {
+    c.layer = kernels::LayerIndex::make(n, inner);
+    c.halo = kernels::TtiCpmlHalo::make(n, inner, faces, c.layer.count, 4);
+    c.count = c.layer.count + c.halo.count;
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    fields.resize(static_cast<size_t>(c.count) * kernels::kTtiCpmlFields);
+    for (float& f : fields) f = u(rng);
+    c.fields = fields.data();
+    for (auto& axis : c.d1.c1)
+      for (float& w : axis) w = u(rng);
+  }
+};
+
+TEST(TtiCpmlLayer, FluxDerivativesByTheSlabsStridesEqualThoseByLookups) {
+  const std::array<bool, 6> none{}, all{true, true, true, true, true, true};
+  // A 6-point layer on every face: the lines leaving a slab into the inner box or off the grid
+  // take the strides, those into another slab the lookups.
+  const RandomLayer faces({40, 38, 36}, {{6, 6, 6}, {28, 26, 24}}, none);
+  expect_flux_derivatives_as_by_lookup<0>(faces.c, true);
+  expect_flux_derivatives_as_by_lookup<1>(faces.c, true);
+  expect_flux_derivatives_as_by_lookup<2>(faces.c, true);
+  // Halos on some faces (a distributed subdomain), an inner box thinner than the stencil along i,
+  // no layer at j+ and k- (a free surface), a grid that is all layer.
+  const RandomLayer halos({14, 12, 11}, {{0, 3, 2}, {14, 5, 6}}, {true, true, false, true, false, false});
+  const RandomLayer thin({13, 12, 11}, {{5, 4, 0}, {3, 8, 7}}, {false, false, true, false, false, true});
+  const RandomLayer open({11, 12, 13}, {{2, 0, 3}, {7, 9, 10}}, none);
+  const RandomLayer whole({6, 5, 7}, Box3{}, all);
+  for (const RandomLayer* r : {&halos, &thin, &open, &whole}) {
+    expect_flux_derivatives_as_by_lookup<0>(r->c, false);
+    expect_flux_derivatives_as_by_lookup<1>(r->c, false);
+    expect_flux_derivatives_as_by_lookup<2>(r->c, false);
+  }
 }
 
 }  // namespace
