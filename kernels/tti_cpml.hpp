@@ -450,15 +450,19 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_by_strides(const TtiCpm
 }
 
 /// d V_A / dx_A at point (i, j, k) of layer slab `slab`, compact index x: by the slab's strides
-/// where nothing is stored beyond the slab along the line (flux_line_by_strides), else by lookups
-/// (the same formula). At 512^3 on an H200 the lookups everywhere made pass 2 of the layer cost
-/// 3.4 ms a step besides its rows, 2.9 with the strides where the line lies in the slab; with
-/// lookups at every point whose line left the slab (half an 8-point face's points), pass 2 took
-/// ~930 instructions a point against ~70 global loads (Nsight Compute, session 31).
+/// where the line lies in the slab; where it leaves the slab only for points where nothing is
+/// stored (flux_line_by_strides), by the strides with zeros beyond; else by lookups (the same
+/// formula). At 512^3 on an H200 the lookups everywhere made pass 2 of the layer cost 3.4 ms a
+/// step besides its rows, 2.9 with the strides where the line lies in the slab. Taking every
+/// point by strides with zeros beyond (no separate path for the lines inside) made the k faces'
+/// pass 2 12% faster at 1000^3 with a 27-point layer, and the i and j faces' 8-12% slower
+/// (H200, session 31).
 template <int A, bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives(const TtiCpmlArgs& c, const physics::Box3& slab, int i, int j,
                                                         int k, std::int64_t x, float& dv_perp, float& dv_axis) {
-  if (flux_line_by_strides<A>(c, slab, i, j, k))
+  if (flux_line_inside<A>(slab, i, j, k))
+    tti_flux_derivatives_inside<A, Vti>(c, slab, x, dv_perp, dv_axis);
+  else if (flux_line_by_strides<A>(c, slab, i, j, k))
     tti_flux_derivatives_by_strides<A, Vti>(c, slab, i, j, k, x, dv_perp, dv_axis);
   else
     tti_flux_derivatives_by_lookup<A, Vti>(c, slab, i, j, k, x, dv_perp, dv_axis);
