@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(256, 4) tti_cpml_layer(TtiStepArgs g, TtiCpmlA
 }
 
 /// tti_cpml_layer with the rows given (TtiCpmlArgs::rows, from the family's CPML launch).
-__global__ void __launch_bounds__(256, 4) tti_cpml_layer_rows(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab,
+__global__ void __launch_bounds__(256, 5) tti_cpml_layer_rows(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab,
                                                               physics::Box3 part, std::int64_t start) {
   const SlabPoint pt = slab_point(slab, part, start);
   if (pt.valid) tti_cpml_layer_update(g, c, slab, pt.i, pt.j, pt.k, pt.x,
