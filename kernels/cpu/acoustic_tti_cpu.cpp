@@ -215,8 +215,9 @@ MM_ROW_FUNCTION void tti_cpml_psi_row(const TtiStepArgs& g, const TtiCpmlArgs& c
 /// The flux derivatives along axis A (tti_flux_derivatives) of the CPML layer's points [c0, c1) of
 /// row (i, j) in slab `slab` (compact index of point k0 x0) into dv_perp[k - c0], dv_axis[k - c0]:
 /// where the 8 points along A lie in the slab (the whole row for A = i, j when `row_inside`; the
-/// k range [kin_lo, kin_hi) for A = k) by the slab's strides as one vector loop, elsewhere by
-/// lookups. The formula is the same either way, so the result does not depend on the path.
+/// k range [kin_lo, kin_hi) for A = k) by the slab's strides as one vector loop, elsewhere point
+/// by point (by the strides with zeros beyond where nothing is stored beyond the slab, else by
+/// lookups). The formula is the same on every path, so the result does not depend on the path.
 template <int A>
 MM_FORCE_INLINE void flux_derivatives_row(const TtiCpmlArgs& c, const physics::Box3& slab, int i, int j, int k0,
                                           std::int64_t x0, int c0, int c1, bool row_inside, int kin_lo, int kin_hi,
@@ -228,12 +229,12 @@ MM_FORCE_INLINE void flux_derivatives_row(const TtiCpmlArgs& c, const physics::B
     f1 = std::max(f0, std::min(c1, kin_hi));
   }
   for (int k = c0; k < f0; ++k)
-    tti_flux_derivatives_by_lookup<A>(c, slab, i, j, k, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
+    tti_flux_derivatives<A>(c, slab, i, j, k, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
 #pragma omp simd
   for (int k = f0; k < f1; ++k)
     tti_flux_derivatives_inside<A>(c, slab, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
   for (int k = f1; k < c1; ++k)
-    tti_flux_derivatives_by_lookup<A>(c, slab, i, j, k, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
+    tti_flux_derivatives<A>(c, slab, i, j, k, x0 + (k - k0), dv_perp[k - c0], dv_axis[k - c0]);
 }
 
 /// The operator rows (tti_rows_of) of points [c0, c1) of the row whose point k = 0 is at offset o0,
