@@ -77,6 +77,19 @@ struct LayerIndex {
     if (s < 0) return -1;
     return start[s] + slab(s).position(i, j, k);
   }
+
+  /// f(box, i, j, k, x) at every layer point, slab by slab (box: the slab's), each in C order, x
+  /// its index: host loops (tests).
+  template <class F>
+  void for_each_point(const F& f) const {
+    for (int s = 0; s < 6; ++s) {
+      const physics::Box3 b = slab(s);
+      std::int64_t x = start[s];
+      for (int i = b.lo.i; i < b.lo.i + b.n.i; ++i)
+        for (int j = b.lo.j; j < b.lo.j + b.n.j; ++j)
+          for (int k = b.lo.k; k < b.lo.k + b.n.k; ++k) f(b, i, j, k, x++);
+    }
+  }
 };
 
 /// The layer's memory fields, per axis c: psi of s = p + q and of p, V = C psi of both tensors

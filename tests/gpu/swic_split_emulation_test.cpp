@@ -592,15 +592,9 @@ TEST_F(SwicSplitCpmlEmulation, PassTwoAlongLinesOfIGivesThePointKernelsBits) {
   for (auto& r : rows_) r = u(rng);
   const auto g = s_.args();
   const State initial = state();
-  for (int slab = 0; slab < 6; ++slab) {
-    const Box3 box = c_.layer.slab(slab);
-    for (int i = box.lo.i; i < box.hi().i; ++i)
-      for (int j = box.lo.j; j < box.hi().j; ++j)
-        for (int k = box.lo.k; k < box.hi().k; ++k) {
-          const std::int64_t x = c_.layer(i, j, k);
-          kernels::tti_cpml_layer_update(g, c_, box, i, j, k, x, kernels::load_by_rows<physics::TtiRows>(c_.rows, c_, x));
-        }
-  }
+  c_.layer.for_each_point([&](const Box3& box, int i, int j, int k, std::int64_t x) {
+    kernels::tti_cpml_layer_update(g, c_, box, i, j, k, x, kernels::load_by_rows<physics::TtiRows>(c_.rows, c_, x));
+  });
   const State reference = state();
   EXPECT_NE(reference.grid[0], initial.grid[0]);  // p_next was written
   for (const int chunk : {3, 1 << 20}) {
@@ -645,14 +639,7 @@ TEST_F(SwicSplitCpmlEmulation, VtiModelsTakeTheLiveRowsOnlyToTheSameValues) {
   State got[2];
   for (const bool vti : {false, true}) {
     restore_state(initial);
-    const auto every_layer_point = [&](const auto& f) {
-      for (int slab = 0; slab < 6; ++slab) {
-        const Box3 box = c_.layer.slab(slab);
-        for (int i = box.lo.i; i < box.hi().i; ++i)
-          for (int j = box.lo.j; j < box.hi().j; ++j)
-            for (int k = box.lo.k; k < box.hi().k; ++k) f(box, i, j, k, c_.layer(i, j, k));
-      }
-    };
+    const auto every_layer_point = [&](const auto& f) { c_.layer.for_each_point(f); };
     every_layer_point([&](const Box3&, int i, int j, int k, std::int64_t) {
       vti ? kernels::tti_cpml_psi_point<true>(g, c_, i, j, k) : kernels::tti_cpml_psi_point<false>(g, c_, i, j, k);
     });
