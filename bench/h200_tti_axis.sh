@@ -42,10 +42,11 @@ for layer in ${LAYERS:-sponge cpml}; do
       tee "$out/bench-split-$layer.log" | grep '^| acoustic'
 done
 # PASS2_LINES_AB=1: the CPML with the 8- and 27-point layers, pass 2 a thread a point and along
-# lines of i (MINIMOD_TTI_PASS2_LINES=1), with the first constant-axis kernel, in this call.
+# lines of i at 3 and 4 blocks an SM (MINIMOD_TTI_PASS2_LINES=3, 4), with the first constant-axis
+# kernel, in this call.
 if [ "${PASS2_LINES_AB:-0}" = 1 ]; then
   for width in 8 27; do
-    for lines in 0 1; do
+    for lines in 0 3 4; do
       echo "pass 2 along lines: $lines"
       MINIMOD_TTI_PASS2_LINES=$lines build/bench/minimod_bench --propagator acoustic_tti --backend cuda --shapes 1000 \
         --steps 20 --set boundary.pml.tti=cpml --set boundary.pml.width=$width --kernels "${axis_kernels%%,*}" 2>&1 |
