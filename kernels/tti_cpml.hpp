@@ -92,6 +92,12 @@ struct LayerIndex {
   }
 };
 
+/// The step between neighbours along axis A in the compact indices of slab box `slab` (C order).
+template <int A>
+MM_HOST_DEVICE MM_FORCE_INLINE std::int64_t slab_stride(const physics::Box3& slab) {
+  return A == 0 ? static_cast<std::int64_t>(slab.n.j) * slab.n.k : (A == 1 ? slab.n.k : 1);
+}
+
 /// The layer's memory fields, per axis c: psi of s = p + q and of p, V = C psi of both tensors
 /// (kept for their derivative), zeta of both operators.
 enum TtiCpmlField { kPsiS = 0, kPsiP = 3, kVPerp = 6, kVAxis = 9, kZetaPerp = 12, kZetaAxis = 15 };
@@ -262,6 +268,10 @@ struct TtiCpmlArgs {
   MM_HOST_DEVICE MM_FORCE_INLINE float& at(int f, int c, std::int64_t x) const {
     return fields[(f + c) * count + x];
   }
+  /// The same at index y, or zero where nothing is stored (y = -1: index, along).
+  MM_HOST_DEVICE MM_FORCE_INLINE float at_or_zero(int f, int c, std::int64_t y) const {
+    return y < 0 ? 0.0f : at(f, c, y);
+  }
 
   /// Compact index of point (i, j, k): the own layer's, a face halo's (beyond the grid along one
   /// axis), or -1 (inner, an edge or beyond).
@@ -289,7 +299,7 @@ struct TtiCpmlArgs {
     const int t = (A == 0 ? i : (A == 1 ? j : k)) + m;
     const int lo = slab.lo[A];
     if (t >= lo && t < lo + slab.n[A])
-      return x + m * (A == 0 ? static_cast<std::int64_t>(slab.n.j) * slab.n.k : (A == 1 ? slab.n.k : 1));
+      return x + m * slab_stride<A>(slab);
     return index(A == 0 ? t : i, A == 1 ? t : j, A == 2 ? t : k);
   }
 };
@@ -382,7 +392,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE bool flux_line_inside(const physics::Box3& slab, 
 template <int A, bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_inside(const TtiCpmlArgs& c, const physics::Box3& slab,
                                                                std::int64_t x, float& dv_perp, float& dv_axis) {
-  const std::int64_t stride = A == 0 ? static_cast<std::int64_t>(slab.n.j) * slab.n.k : (A == 1 ? slab.n.k : 1);
+  const std::int64_t stride = slab_stride<A>(slab);
   const auto derivative = [&](int field) {
     return pml::first_derivative8<A>(
         [&](int di, int dj, int dk) { return c.at(field, A, x + (di + dj + dk) * stride); }, c.d1);
@@ -405,7 +415,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_by_lookup(const TtiCpml
   const auto derivative = [&](int field) {
     return pml::first_derivative8<A>([&](int di, int dj, int dk) {
       const std::int64_t y = line[di + dj + dk + physics::kRadius];  // one offset is non-zero
-      return y < 0 ? 0.0f : c.at(field, A, y);
+      return c.at_or_zero(field, A, y);
     }, c.d1);
   };
   dv_perp = perp_row_live<Vti>(A) ? derivative(kVPerp) : 0.0f;
@@ -449,7 +459,7 @@ template <int A, bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_by_strides(const TtiCpmlArgs& c, const physics::Box3& slab,
                                                                    int i, int j, int k, std::int64_t x,
                                                                    float& dv_perp, float& dv_axis) {
-  const std::int64_t stride = A == 0 ? static_cast<std::int64_t>(slab.n.j) * slab.n.k : (A == 1 ? slab.n.k : 1);
+  const std::int64_t stride = slab_stride<A>(slab);
   const int t = A == 0 ? i : (A == 1 ? j : k);
   const int below = slab.lo[A] - t, above = slab.lo[A] + slab.n[A] - t;  // the slab's m range: [below, above)
   const auto derivative = [&](int field) {
@@ -537,17 +547,27 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_finish(const TtiStepArgs& g, const 
                   g.q_next.origin + o);
 }
 
+/// tti_cpml_layer_update (below) with d V_x / dx given (dv_perp_x, dv_axis_x), as a walk along i
+/// takes it from a queue (tti_cpml_layer_line).
+template <bool Vti = false>
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_layer_update_given_x(const TtiStepArgs& g, const TtiCpmlArgs& c,
+                                                                 const physics::Box3& slab, int i, int j, int k,
+                                                                 std::int64_t x, const physics::TtiRows& rows,
+                                                                 float dv_perp_x, float dv_axis_x) {
+  float dv_perp[3] = {dv_perp_x}, dv_axis[3] = {dv_axis_x};
+  tti_flux_derivatives<1, Vti>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
+  tti_flux_derivatives<2, Vti>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
+  tti_cpml_finish<true, Vti>(g, c, i, j, k, x, rows, dv_perp, dv_axis);
+}
 /// Pass 2 at point (i, j, k) of layer slab `slab` (LayerIndex::slab), compact index x, given its
 /// rows (tti_rows_at): the flux derivatives, then tti_cpml_finish. Vti: the live rows' only, the
 /// rows given by vti_rows25 (whose dead rows are zero).
 template <bool Vti = false>
 MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
                                                  int i, int j, int k, std::int64_t x, const physics::TtiRows& rows) {
-  float dv_perp[3], dv_axis[3];
-  tti_flux_derivatives<0, Vti>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
-  tti_flux_derivatives<1, Vti>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
-  tti_flux_derivatives<2, Vti>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
-  tti_cpml_finish<true, Vti>(g, c, i, j, k, x, rows, dv_perp, dv_axis);
+  float dv_perp_x, dv_axis_x;
+  tti_flux_derivatives<0, Vti>(c, slab, i, j, k, x, dv_perp_x, dv_axis_x);
+  tti_cpml_layer_update_given_x<Vti>(g, c, slab, i, j, k, x, rows, dv_perp_x, dv_axis_x);
 }
 
 /// A per-row pair of both tensors (physics::TtiRows, physics::TtiRowCentres: perp x, y, z, then
@@ -580,22 +600,22 @@ MM_HOST_DEVICE inline void tti_cpml_layer_line(const TtiStepArgs& g, const TtiCp
                                                int i0, int i1, int j, int k, std::int64_t x0) {
   constexpr int R = physics::kRadius;
   constexpr bool kPerp = perp_row_live<Vti>(0), kAxis = axis_row_live<Vti>(0);
-  const std::int64_t sx = static_cast<std::int64_t>(slab.n.j) * slab.n.k;
+  const std::int64_t sx = slab_stride<0>(slab);
   float vp[2 * R + 1], va[2 * R + 1];  // V_perp x, V_axis x at i - 4 .. i + 4
   const auto take = [&](int slot, std::int64_t y) {  // y: a layer index or -1 (nothing stored: zero)
-    vp[slot] = kPerp && y >= 0 ? c.at(kVPerp, 0, y) : 0.0f;
-    va[slot] = kAxis && y >= 0 ? c.at(kVAxis, 0, y) : 0.0f;
+    vp[slot] = kPerp ? c.at_or_zero(kVPerp, 0, y) : 0.0f;
+    va[slot] = kAxis ? c.at_or_zero(kVAxis, 0, y) : 0.0f;
   };
   MM_UNROLL
   for (int m = -R; m <= R; ++m) take(m + R, c.along<0>(slab, i0, j, k, x0, m));
   std::int64_t x = x0;
   for (int i = i0; i < i1; ++i, x += sx) {
-    float dv_perp[3], dv_axis[3];
-    dv_perp[0] = kPerp ? pml::first_derivative8<0>([&vp](int di, int, int) { return vp[di + R]; }, c.d1) : 0.0f;
-    dv_axis[0] = kAxis ? pml::first_derivative8<0>([&va](int di, int, int) { return va[di + R]; }, c.d1) : 0.0f;
-    tti_flux_derivatives<1, Vti>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
-    tti_flux_derivatives<2, Vti>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
-    tti_cpml_finish<true, Vti>(g, c, i, j, k, x, load_by_rows<physics::TtiRows>(c.rows, c, x), dv_perp, dv_axis);
+    const float dv_perp_x =
+        kPerp ? pml::first_derivative8<0>([&vp](int di, int, int) { return vp[di + R]; }, c.d1) : 0.0f;
+    const float dv_axis_x =
+        kAxis ? pml::first_derivative8<0>([&va](int di, int, int) { return va[di + R]; }, c.d1) : 0.0f;
+    tti_cpml_layer_update_given_x<Vti>(g, c, slab, i, j, k, x, load_by_rows<physics::TtiRows>(c.rows, c, x),
+                                       dv_perp_x, dv_axis_x);
     MM_UNROLL
     for (int m = 0; m < 2 * R; ++m) {
       vp[m] = vp[m + 1];

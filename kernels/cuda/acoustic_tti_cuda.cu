@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(256, 5) tti_cpml_layer_rows(TtiStepArgs g, Tti
 /// the line of up to `chunk` points from plane part.lo.i + blockIdx.z * chunk at (j, k) of part
 /// `part` of slab box `slab`, whose first compact index is `start`. Selected by
 /// MINIMOD_TTI_PASS2_LINES (pass2_lines) until it is checked on a GPU. Built for MinBlocks blocks an
-/// SM: 3 (80 registers, 12 B spilled) or 4 (64 registers, 72 B spilled), ptxas sm_90.
+/// SM: 3 (80 registers, 4 B spilled) or 4 (64 registers, 96 B spilled), ptxas sm_90.
 template <int MinBlocks>
 __global__ void __launch_bounds__(256, MinBlocks)
     tti_cpml_layer_rows_lines(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, physics::Box3 part, std::int64_t start,

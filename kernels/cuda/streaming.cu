@@ -281,7 +281,7 @@ __global__ void __launch_bounds__(TX* TY, (Pass == VtiPass::cpml_layer ? 512 : 1
   // The CPML passes: the compact index x of the thread's point (where it writes), the profiles of
   // axes y and z at the column; pass 2: V_perp x (i-4 .. i+4) of the column in vq.
   const physics::Box3& slab = cpml.slab;
-  const std::int64_t sx_layer = static_cast<std::int64_t>(slab.n.j) * slab.n.k;
+  const std::int64_t sx_layer = slab_stride<0>(slab);
   std::int64_t x = col.writes && Pass != VtiPass::step ? cpml.start + slab.position(i_begin, j, k) : -1;
   float vq[Cpml ? 2 * R + 1 : 1];
   float a_y = 0, b_y = 0, a_z = 0, b_z = 0, eta_y = 0, eta_z = 0;
