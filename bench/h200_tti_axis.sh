@@ -11,7 +11,7 @@
 # rows), LAYERS (default "sponge cpml"), SPLIT_LAYERS (the varying-axis rows' layers, default
 # both), CMAKE_EXTRA (more cmake settings), TEST_REGEX (the gpu tests to run, default every TTI
 # one), SKIP_MPI=1, PROFILE=TILE (afterwards Nsight Compute's summary of one launch of that tile's
-# inner kernel at 512^3 with the sponge: bench/h200_tti_profile.sh), PASS2_LINES_AB=1 (below).
+# inner kernel at 512^3 with the sponge: bench/h200_tti_profile.sh).
 set -uo pipefail
 out=${OUT:-/tmp}
 if [ -n "${CMAKE_EXTRA:-}" ]; then
@@ -41,18 +41,5 @@ for layer in ${LAYERS:-sponge cpml}; do
     build/bench/minimod_bench "${common[@]}" --kernels "$split_kernels" --set "$varying" 2>&1 |
       tee "$out/bench-split-$layer.log" | grep '^| acoustic'
 done
-# PASS2_LINES_AB=1: the CPML with the 8- and 27-point layers, pass 2 a thread a point and along
-# lines of i at 3 and 4 blocks an SM (MINIMOD_TTI_PASS2_LINES=3, 4), with the first constant-axis
-# kernel, in this call.
-if [ "${PASS2_LINES_AB:-0}" = 1 ]; then
-  for width in 8 27; do
-    for lines in 0 3 4; do
-      echo "pass 2 along lines: $lines"
-      MINIMOD_TTI_PASS2_LINES=$lines build/bench/minimod_bench --propagator acoustic_tti --backend cuda --shapes 1000 \
-        --steps 20 --set boundary.pml.tti=cpml --set boundary.pml.width=$width --kernels "${axis_kernels%%,*}" 2>&1 |
-        grep '^| acoustic'
-    done
-  done
-fi
 [ -z "${PROFILE:-}" ] || TILE=$PROFILE SKIP_BUILD=1 SKIP_STEP=1 bash bench/h200_tti_profile.sh
 echo "total: $(( $(date +%s) - start )) s"

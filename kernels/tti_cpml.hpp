@@ -547,27 +547,17 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_finish(const TtiStepArgs& g, const 
                   g.q_next.origin + o);
 }
 
-/// tti_cpml_layer_update (below) with d V_x / dx given (dv_perp_x, dv_axis_x), as a walk along i
-/// takes it from a queue (tti_cpml_layer_line).
-template <bool Vti = false>
-MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_layer_update_given_x(const TtiStepArgs& g, const TtiCpmlArgs& c,
-                                                                 const physics::Box3& slab, int i, int j, int k,
-                                                                 std::int64_t x, const physics::TtiRows& rows,
-                                                                 float dv_perp_x, float dv_axis_x) {
-  float dv_perp[3] = {dv_perp_x}, dv_axis[3] = {dv_axis_x};
-  tti_flux_derivatives<1, Vti>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
-  tti_flux_derivatives<2, Vti>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
-  tti_cpml_finish<true, Vti>(g, c, i, j, k, x, rows, dv_perp, dv_axis);
-}
 /// Pass 2 at point (i, j, k) of layer slab `slab` (LayerIndex::slab), compact index x, given its
 /// rows (tti_rows_at): the flux derivatives, then tti_cpml_finish. Vti: the live rows' only, the
 /// rows given by vti_rows25 (whose dead rows are zero).
 template <bool Vti = false>
 MM_HOST_DEVICE inline void tti_cpml_layer_update(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
                                                  int i, int j, int k, std::int64_t x, const physics::TtiRows& rows) {
-  float dv_perp_x, dv_axis_x;
-  tti_flux_derivatives<0, Vti>(c, slab, i, j, k, x, dv_perp_x, dv_axis_x);
-  tti_cpml_layer_update_given_x<Vti>(g, c, slab, i, j, k, x, rows, dv_perp_x, dv_axis_x);
+  float dv_perp[3], dv_axis[3];
+  tti_flux_derivatives<0, Vti>(c, slab, i, j, k, x, dv_perp[0], dv_axis[0]);
+  tti_flux_derivatives<1, Vti>(c, slab, i, j, k, x, dv_perp[1], dv_axis[1]);
+  tti_flux_derivatives<2, Vti>(c, slab, i, j, k, x, dv_perp[2], dv_axis[2]);
+  tti_cpml_finish<true, Vti>(g, c, i, j, k, x, rows, dv_perp, dv_axis);
 }
 
 /// A per-row pair of both tensors (physics::TtiRows, physics::TtiRowCentres: perp x, y, z, then
@@ -588,41 +578,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE Rows load_by_rows(const float* base, const TtiCpm
     r.axis[a] = load(base + (3 + a) * c.layer.count + x);
   }
   return r;
-}
-
-/// Pass 2 at the points (i, j, k), i in [i0, i1), of a line along i in layer slab `slab` (compact
-/// index of (i0, j, k): x0), given their rows (TtiCpmlArgs::rows): tti_cpml_layer_update at each,
-/// with V_x of the line's points and of the 4 beyond each end kept in a queue (registers on the
-/// GPU), so that d V_x / dx costs two loads a point instead of 16 (the point kernel's V_x loads
-/// read other blocks' planes, through L2). The same operands, so the same result bit for bit.
-template <bool Vti = false>
-MM_HOST_DEVICE inline void tti_cpml_layer_line(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
-                                               int i0, int i1, int j, int k, std::int64_t x0) {
-  constexpr int R = physics::kRadius;
-  constexpr bool kPerp = perp_row_live<Vti>(0), kAxis = axis_row_live<Vti>(0);
-  const std::int64_t sx = slab_stride<0>(slab);
-  float vp[2 * R + 1], va[2 * R + 1];  // V_perp x, V_axis x at i - 4 .. i + 4
-  const auto take = [&](int slot, std::int64_t y) {  // y: a layer index or -1 (nothing stored: zero)
-    vp[slot] = kPerp ? c.at_or_zero(kVPerp, 0, y) : 0.0f;
-    va[slot] = kAxis ? c.at_or_zero(kVAxis, 0, y) : 0.0f;
-  };
-  MM_UNROLL
-  for (int m = -R; m <= R; ++m) take(m + R, c.along<0>(slab, i0, j, k, x0, m));
-  std::int64_t x = x0;
-  for (int i = i0; i < i1; ++i, x += sx) {
-    const float dv_perp_x =
-        kPerp ? pml::first_derivative8<0>([&vp](int di, int, int) { return vp[di + R]; }, c.d1) : 0.0f;
-    const float dv_axis_x =
-        kAxis ? pml::first_derivative8<0>([&va](int di, int, int) { return va[di + R]; }, c.d1) : 0.0f;
-    tti_cpml_layer_update_given_x<Vti>(g, c, slab, i, j, k, x, load_by_rows<physics::TtiRows>(c.rows, c, x),
-                                       dv_perp_x, dv_axis_x);
-    MM_UNROLL
-    for (int m = 0; m < 2 * R; ++m) {
-      vp[m] = vp[m + 1];
-      va[m] = va[m + 1];
-    }
-    if (i + 1 < i1) take(2 * R, c.along<0>(slab, i, j, k, x, R + 1));
-  }
 }
 
 /// Pass 2 at point (i, j, k) of layer slab `slab`, compact index x.

@@ -127,44 +127,6 @@ __global__ void __launch_bounds__(256, 5) tti_cpml_layer_rows(TtiStepArgs g, Tti
                                        load_by_rows<physics::TtiRows>(c.rows, c, pt.x));
 }
 
-/// tti_cpml_layer_rows along lines of i (tti_cpml_layer_line, V_x in a register queue): a thread
-/// the line of up to `chunk` points from plane part.lo.i + blockIdx.z * chunk at (j, k) of part
-/// `part` of slab box `slab`, whose first compact index is `start`. Selected by
-/// MINIMOD_TTI_PASS2_LINES (pass2_lines) until it is checked on a GPU. Built for MinBlocks blocks an
-/// SM: 3 (80 registers, 4 B spilled) or 4 (64 registers, 96 B spilled), ptxas sm_90.
-template <int MinBlocks>
-__global__ void __launch_bounds__(256, MinBlocks)
-    tti_cpml_layer_rows_lines(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, physics::Box3 part, std::int64_t start,
-                              int chunk) {
-  const int k = part.lo.k + static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int j = part.lo.j + static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  const int i0 = part.lo.i + static_cast<int>(blockIdx.z) * chunk;
-  const physics::Index3 hi = part.hi();
-  if (k >= hi.k || j >= hi.j) return;
-  tti_cpml_layer_line(g, c, slab, i0, i0 + chunk < hi.i ? i0 + chunk : hi.i, j, k, start + slab.position(i0, j, k));
-}
-
-/// How pass 2 with the family's rows runs: 0, a thread a point (tti_cpml_layer_rows, the default);
-/// 3 or 4, along lines of i (tti_cpml_layer_rows_lines built for that many blocks an SM; 1 means
-/// 3): MINIMOD_TTI_PASS2_LINES, read once.
-int pass2_lines() {
-  static const int blocks = [] {
-    const char* v = std::getenv("MINIMOD_TTI_PASS2_LINES");
-    const int n = v != nullptr ? std::atoi(v) : 0;
-    return n == 4 ? 4 : (n > 0 ? 3 : 0);
-  }();
-  return blocks;
-}
-
-/// The lines' length for part q of a slab: enough lines to fill the GPU (about 2^20 threads),
-/// each 8 to 64 points long (a line's first 8 V_x loads are its overhead), at most q's extent.
-int line_chunk(const physics::Box3& q) {
-  const std::int64_t columns = static_cast<std::int64_t>(q.n.j) * q.n.k;
-  constexpr std::int64_t kThreads = std::int64_t{1} << 20;
-  const std::int64_t want = (static_cast<std::int64_t>(q.n.i) * columns + kThreads - 1) / kThreads;
-  return static_cast<int>(std::min<std::int64_t>(q.n.i, std::clamp<std::int64_t>(want, 8, 64)));
-}
-
 /// 256 threads over a slab: 32 along k (coalesced rows) where the slab is that deep, else the
 /// width of 8, 16 or 32 that wastes fewest threads on a thin k face; then j, and 2 along i, so
 /// that a block's stencil neighbours along j and i share the cache (one k row a block, over the
@@ -651,19 +613,7 @@ class CudaAcousticTti final : public Propagator {
       family_->launch_tti_cpml_layer(g, cpml_, slab, q, s);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
     });
-    const int lines = pass2_lines();
-    if (lines == 0) {
-      launch_on_slabs(tti_cpml_layer_rows, "tti_cpml_layer_rows", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s);
-      return;
-    }
-    const auto kernel = lines == 4 ? tti_cpml_layer_rows_lines<4> : tti_cpml_layer_rows_lines<3>;
-    for_each_slab(cpml_.layer, {0, 0, 0}, part, [&](int slab, const Box3& b, const Box3& q) {
-      const int bx = static_cast<int>(slab_block(q).x), chunk = line_chunk(q);
-      const dim3 block(bx, 256 / bx, 1);
-      const dim3 grid(ceil_div(q.n.k, bx), ceil_div(q.n.j, 256 / bx), ceil_div(q.n.i, chunk));
-      kernel<<<grid, block, 0, s>>>(g, cpml_, b, q, cpml_.layer.start[slab], chunk);
-      MM_CUDA_CHECK_LAUNCH("tti_cpml_layer_rows_lines");
-    });
+    launch_on_slabs(tti_cpml_layer_rows, "tti_cpml_layer_rows", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s);
   }
 
   /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per

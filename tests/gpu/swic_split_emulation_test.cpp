@@ -582,39 +582,6 @@ TEST_F(SwicSplitCpmlEmulation, PassTwoSkippingUndampedZetaGivesTheSameBits) {
   EXPECT_EQ(std::memcmp(got[0].fields.data(), got[1].fields.data(), got[0].fields.size() * 4), 0) << "CPML fields";
 }
 
-// Pass 2 along lines of i (tti_cpml_layer_line: V_x in a queue, as the GPU's line kernel takes it)
-// must give the point kernel's pass 2 (tti_cpml_layer_update, as tti_cpml_layer_rows takes it)
-// bit for bit at every layer point, in lines of 3 points (chunks ending inside a slab) and in
-// whole lines; the rows, V and zeta are random.
-TEST_F(SwicSplitCpmlEmulation, PassTwoAlongLinesOfIGivesThePointKernelsBits) {
-  std::mt19937 rng(43u);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (auto& r : rows_) r = u(rng);
-  const auto g = s_.args();
-  const State initial = state();
-  c_.layer.for_each_point([&](const Box3& box, int i, int j, int k, std::int64_t x) {
-    kernels::tti_cpml_layer_update(g, c_, box, i, j, k, x, kernels::load_by_rows<physics::TtiRows>(c_.rows, c_, x));
-  });
-  const State reference = state();
-  EXPECT_NE(reference.grid[0], initial.grid[0]);  // p_next was written
-  for (const int chunk : {3, 1 << 20}) {
-    restore_state(initial);
-    for (int slab = 0; slab < 6; ++slab) {
-      const Box3 box = c_.layer.slab(slab);
-      for (int i0 = box.lo.i; i0 < box.hi().i; i0 += chunk)
-        for (int j = box.lo.j; j < box.hi().j; ++j)
-          for (int k = box.lo.k; k < box.hi().k; ++k)
-            kernels::tti_cpml_layer_line(g, c_, box, i0, std::min(i0 + chunk, box.hi().i), j, k, c_.layer(i0, j, k));
-    }
-    const State got = state();
-    for (size_t f = 0; f < got.grid.size(); ++f)
-      EXPECT_EQ(std::memcmp(got.grid[f].data(), reference.grid[f].data(), got.grid[f].size() * 4), 0)
-          << "grid array " << f << ", lines of " << chunk;
-    EXPECT_EQ(std::memcmp(got.fields.data(), reference.fields.data(), got.fields.size() * 4), 0)
-        << "CPML fields, lines of " << chunk;
-  }
-}
-
 // On a VTI model (n = (0, 0, 1) at every point) the GPU's CPML point kernels take the live rows
 // only (kernels/tti_cpml.hpp, perp_row_live: tti_cpml_psi_point<.., true>, tti_cpml_layer_update<true>),
 // leaving the dead fields at the zero of their reset. Both passes over the whole layer, from the
