@@ -8,10 +8,10 @@
 #   MINIMOD_COMMIT=$(git rev-parse --short HEAD) bash bench/h200_tti_axis.sh
 # Environment: SKIP_TESTS=1; AXIS_KERNELS (the constant-axis rows' kernels, default every
 # swic_split_tma tile), SPLIT_KERNELS (the varying-axis rows', default 32x16x64; none: no such
-# rows), LAYERS (default "sponge cpml"), SPLIT_LAYERS (the varying-axis rows' layers, default
+# rows), LAYERS (default "sponge cpml"; empty: none), SPLIT_LAYERS (the varying-axis rows' layers, default
 # both), CMAKE_EXTRA (more cmake settings), TEST_REGEX (the gpu tests to run, default every TTI
 # one), SKIP_MPI=1, PROFILE=TILE (afterwards Nsight Compute's summary of one launch of that tile's
-# inner kernel at 512^3 with the sponge: bench/h200_tti_profile.sh).
+# inner kernel at 512^3 with the sponge: bench/h200_tti_profile.sh), AB_ENV (below).
 set -uo pipefail
 out=${OUT:-/tmp}
 if [ -n "${CMAKE_EXTRA:-}" ]; then
@@ -33,13 +33,22 @@ fi
 axis_kernels=${AXIS_KERNELS:-swic_split_tma:32x16x64,swic_split_tma:32x8x64,swic_split_tma:64x8x64,swic_split_tma:16x8x64,swic_split_tma:32x4x64}
 split_kernels=${SPLIT_KERNELS:-swic_split_tma:32x16x64}
 varying='model.theta={layers: [{top: 0, value: 30}, {top: 10000, value: 31}]}'
-for layer in ${LAYERS:-sponge cpml}; do
+for layer in ${LAYERS-sponge cpml}; do
   common=(--propagator acoustic_tti --backend cuda --shapes 1000 --steps 20 --set boundary.pml.tti=$layer
           --set boundary.pml.width=8)
   build/bench/minimod_bench "${common[@]}" --kernels "$axis_kernels" 2>&1 | tee "$out/bench-axis-$layer.log" | grep '^| acoustic'
   [ "$split_kernels" = none ] || [[ " ${SPLIT_LAYERS:-sponge cpml} " != *" $layer "* ]] ||
     build/bench/minimod_bench "${common[@]}" --kernels "$split_kernels" --set "$varying" 2>&1 |
       tee "$out/bench-split-$layer.log" | grep '^| acoustic'
+done
+# AB_ENV="A=0 A=1": the CPML with the 8- and 27-point layers (AB_WIDTHS) and the first
+# constant-axis kernel, once with each setting in the environment, in this call.
+for width in ${AB_WIDTHS:-8 27}; do
+  for setting in ${AB_ENV:-}; do
+    echo "$setting:"
+    env "$setting" build/bench/minimod_bench --propagator acoustic_tti --backend cuda --shapes 1000 --steps 20 \
+      --set boundary.pml.tti=cpml --set boundary.pml.width=$width --kernels "${axis_kernels%%,*}" 2>&1 | grep '^| acoustic'
+  done
 done
 [ -z "${PROFILE:-}" ] || TILE=$PROFILE SKIP_BUILD=1 SKIP_STEP=1 bash bench/h200_tti_profile.sh
 echo "total: $(( $(date +%s) - start )) s"

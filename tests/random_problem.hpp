@@ -10,6 +10,7 @@
 #include "kernels/tti_propagator.hpp"
 #include "physics/cfl.hpp"
 #include "physics/tti.hpp"
+#include "pml/cpml.hpp"
 
 namespace minimod::testing {
 
@@ -85,6 +86,17 @@ inline kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, bool free
         p.phi.push_back(static_cast<float>(2.0 - 1.5 * s));
       }
   kernels::finish_problem(p);
+  return p;
+}
+
+/// random_tti with the CPML layer (boundary.pml.tti: cpml): its profiles and the medium made
+/// elliptic at depth.
+inline kernels::AcousticTtiProblem with_cpml_layer(kernels::AcousticTtiProblem p) {
+  pml::CpmlParams cp;
+  cp.dt = 0.5 * physics::tti_critical_dt(3500, p.grid.spacing, 0.3, 0.0, 0.3);
+  cp.velocity = 4000;
+  cp.frequency = 15;
+  kernels::use_cpml_layer(p, cp);
   return p;
 }
 

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -125,6 +126,16 @@ __global__ void __launch_bounds__(256, 5) tti_cpml_layer_rows(TtiStepArgs g, Tti
   const SlabPoint pt = slab_point(slab, part, start);
   if (pt.valid) tti_cpml_layer_update(g, c, slab, pt.i, pt.j, pt.k, pt.x,
                                        load_by_rows<physics::TtiRows>(c.rows, c, pt.x));
+}
+
+/// Whether a one-rank CPML step runs the layer on a stream of its own beside the inner box
+/// (cpml_step): yes unless MINIMOD_TTI_LAYER_BESIDE=0 (read once), kept for A/B timing.
+bool layer_beside_inner() {
+  static const bool beside = [] {
+    const char* v = std::getenv("MINIMOD_TTI_LAYER_BESIDE");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return beside;
 }
 
 /// 256 threads over a slab: 32 along k (coalesced rows) where the slab is that deep, else the
@@ -350,15 +361,7 @@ class CudaAcousticTti final : public Propagator {
       overlapped_step(g, source, amplitude);
     } else {
       if (p_.layer == TtiLayer::cpml) {
-        // psi and V first (the layer's update reads V around each point; at the j and k faces
-        // from the family's CPML launch where it takes pass 1 there), the family over the inner
-        // box, the layer's points by the CPML update.
-        cpml_.psi_in_rows =
-            psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr;
-        launch_cpml_psi(g, cpml_, p_.grid.box(), *family_, tile_, s);
-        family_->launch_tti(g, inner_, tile_, s);
-        MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-        cpml_layer(g, p_.grid.box(), s);
+        cpml_step(g, s);
       } else {
         // One launch over the whole grid: every family's point update takes the damped branch
         // outside g.inner (kernels/tti_point.hpp).
@@ -422,7 +425,10 @@ class CudaAcousticTti final : public Propagator {
     MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     receivers_.clear();
   }
-  void settle_after_failed_step() { MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get())); }
+  void settle_after_failed_step() {  // both streams: a one-rank CPML step runs its layer on the second
+    MM_CUDA_CHECK(cudaStreamSynchronize(halo_stream_.get()));
+    MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
 
   void read_field(const std::string& name, const Box3& box, const Index3& stride, float* out) override {
     const Index3 on = physics::strided_shape(box, stride);
@@ -540,6 +546,31 @@ class CudaAcousticTti final : public Propagator {
 
   void upload_dense(GridArray& dst, const float* src) {
     cuda::upload_dense(view(dst), p_.grid.shape, src, stream_.get());
+  }
+
+  /// A one-rank CPML step on stream s: the layer's passes (psi and V first, which the layer's
+  /// update reads around each point, at the j and k faces from the family's CPML launch where it
+  /// takes pass 1 there; then the layer's points by the CPML update) and the family over the inner
+  /// box. Neither reads what the other writes (both read p and q; each writes p_next and q_next at
+  /// its own points), so the layer runs on the high-priority stream beside the inner box
+  /// (layer_beside_inner): its short, latency-bound launches take SM slots as the inner box's
+  /// blocks retire instead of queueing behind them; s waits for both.
+  void cpml_step(const TtiStepArgs& g, cudaStream_t s) {
+    cpml_.psi_in_rows = psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr;
+    const bool beside = layer_beside_inner();
+    const cudaStream_t sl = beside ? halo_stream_.get() : s;
+    if (beside) {
+      MM_CUDA_CHECK(cudaEventRecord(step_start_.get(), s));
+      MM_CUDA_CHECK(cudaStreamWaitEvent(sl, step_start_.get(), 0));
+    }
+    launch_cpml_psi(g, cpml_, p_.grid.box(), *family_, tile_, sl);
+    cpml_layer(g, p_.grid.box(), sl);
+    family_->launch_tti(g, inner_, tile_, s);
+    MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+    if (beside) {
+      MM_CUDA_CHECK(cudaEventRecord(layer_done_.get(), sl));
+      MM_CUDA_CHECK(cudaStreamWaitEvent(s, layer_done_.get(), 0));
+    }
   }
 
   /// A distributed step, the exchange hidden behind the interior: the shell (own points within the
@@ -670,6 +701,7 @@ class CudaAcousticTti final : public Propagator {
   ShellSplit split_;  // the shell and interior of a distributed step (fixed by the halo faces)
   Stream stream_, halo_stream_ = Stream::high_priority();
   Event step_start_;  // ordering between the compute and the halo stream
+  Event layer_done_;  // a one-rank CPML step's layer is done (cpml_step)
   Event snapshot_ready_;  // the steps a snapshot copies from are done
   SnapshotCopies snapshots_;  // asynchronous snapshots on a copy stream of their own
   StepSplitEvents split_events_;  // the timing split of exchanging steps

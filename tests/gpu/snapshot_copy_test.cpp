@@ -103,10 +103,12 @@ TEST(CudaSnapshots, IsotropicCopiesHoldTheirStepForEveryFamily) {
   }
 }
 
-TEST(CudaSnapshots, TtiCopiesHoldTheirStepForEveryFamily) {
-  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+/// TTI snapshots against the CPU's for the first tile of every family, with the sponge or the CPML
+/// layer (whose one-rank step runs the layer on a second stream beside the inner box).
+void expect_tti_copies_hold_their_step(bool cpml) {
   const Index3 n{37, 29, 47};
-  const auto problem = testing::random_tti(92, n, true);
+  const auto sponge = testing::random_tti(92, n, true);
+  const auto problem = cpml ? testing::with_cpml_layer(sponge) : sponge;
   const auto pts = problem.grid.points();
   const std::vector<kernels::NodeWeight> source = {{{18, 14, 23}, 1.0f, 0}};
   auto start = [&](kernels::Propagator& p) {
@@ -123,6 +125,16 @@ TEST(CudaSnapshots, TtiCopiesHoldTheirStepForEveryFamily) {
     start(*gpu);
     expect_same_snapshots(want, take_snapshots(*gpu, source, 20, kBox, kStride), 2e-5);
   }
+}
+
+TEST(CudaSnapshots, TtiCopiesHoldTheirStepForEveryFamily) {
+  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  expect_tti_copies_hold_their_step(false);
+}
+
+TEST(CudaSnapshots, TtiCopiesHoldTheirStepWithTheCpmlLayer) {
+  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  expect_tti_copies_hold_their_step(true);
 }
 
 }  // namespace

@@ -34,17 +34,6 @@ std::vector<std::string> tti_kernels(bool vti_only = false) {
   return out;
 }
 
-/// random_tti with the CPML layer (boundary.pml.tti: cpml): its profiles and the medium made
-/// elliptic at depth.
-kernels::AcousticTtiProblem with_cpml_layer(kernels::AcousticTtiProblem p) {
-  pml::CpmlParams cp;
-  cp.dt = 0.5 * physics::tti_critical_dt(3500, p.grid.spacing, 0.3, 0.0, 0.3);
-  cp.velocity = 4000;
-  cp.frequency = 15;
-  kernels::use_cpml_layer(p, cp);
-  return p;
-}
-
 /// random_tti with its axis vertical everywhere (VTI: delta, eps and vp still vary), which
 /// finish_problem marks, so that the propagators take the VTI form (physics::vti_rhs25).
 kernels::AcousticTtiProblem made_vti(kernels::AcousticTtiProblem p) {
@@ -80,7 +69,7 @@ void expect_equal_to_cpu(const std::string& kernel, const Index3& n, unsigned se
     if (axis == Axis::constant) random = made_constant_axis(random);
     ASSERT_EQ(random.vti, axis == Axis::vertical);
     ASSERT_EQ(random.constant_axis, axis != Axis::varying);
-    const auto problem = cpml ? with_cpml_layer(random) : random;
+    const auto problem = cpml ? testing::with_cpml_layer(random) : random;
     auto general = problem;
     general.vti = false;
     general.constant_axis = false;
