@@ -128,8 +128,9 @@ __global__ void __launch_bounds__(256, 5) tti_cpml_layer_rows(TtiStepArgs g, Tti
                                        load_by_rows<physics::TtiRows>(c.rows, c, pt.x));
 }
 
-/// Whether a one-rank CPML step runs the layer on a stream of its own beside the inner box
-/// (cpml_step): yes unless MINIMOD_TTI_LAYER_BESIDE=0 (read once), kept for A/B timing.
+/// Whether a CPML step runs the layer's launches on a stream of their own beside the inner box's
+/// (beside_inner): yes unless MINIMOD_TTI_LAYER_BESIDE=0 (read once), kept for A/B timing and
+/// for ruling the streams out when looking for a race.
 bool layer_beside_inner() {
   static const bool beside = [] {
     const char* v = std::getenv("MINIMOD_TTI_LAYER_BESIDE");
@@ -356,7 +357,7 @@ class CudaAcousticTti final : public Propagator {
     const cudaStream_t s = stream_.get();
     const TtiStepArgs g = step_args();
     // p and q are only read; p_next, q_next (and the auxiliary fields) are written.
-    snapshots_.order_writers({s, halo_stream_.get()}, {view(p1_).origin, view(q1_).origin});
+    snapshots_.order_writers({s, halo_stream_.get(), layer_stream_.get()}, {view(p1_).origin, view(q1_).origin});
     if (transport_ != nullptr && p_.halo.any()) {
       overlapped_step(g, source, amplitude);
     } else {
@@ -365,8 +366,7 @@ class CudaAcousticTti final : public Propagator {
       } else {
         // One launch over the whole grid: every family's point update takes the damped branch
         // outside g.inner (kernels/tti_point.hpp).
-        family_->launch_tti(g, p_.grid.box(), tile_, s);
-        MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
+        launch_inner(g, p_.grid.box(), s);
       }
       inject_sources(g.p_next, source, p_.grid.box(), amplitude, s);
     }
@@ -425,8 +425,9 @@ class CudaAcousticTti final : public Propagator {
     MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     receivers_.clear();
   }
-  void settle_after_failed_step() {  // both streams: a one-rank CPML step runs its layer on the second
+  void settle_after_failed_step() {  // every stream: a step may have queued work on each
     MM_CUDA_CHECK(cudaStreamSynchronize(halo_stream_.get()));
+    MM_CUDA_CHECK(cudaStreamSynchronize(layer_stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
   }
 
@@ -548,29 +549,46 @@ class CudaAcousticTti final : public Propagator {
     cuda::upload_dense(view(dst), p_.grid.shape, src, stream_.get());
   }
 
+  /// `layer(stream)` and `inner(stream)`, work on the CPML layer's points and on the inner box
+  /// that neither reads what the other writes (both read p and q, each writes p_next and q_next at
+  /// its own points): the layer on the high-priority layer stream beside the inner box on s
+  /// (layer_beside_inner), so that its short, latency-bound launches take SM slots as the inner
+  /// box's blocks retire instead of queueing behind them; s waits for both. Else both in turn on s.
+  template <class Layer, class Inner>
+  void beside_inner(cudaStream_t s, const Layer& layer, const Inner& inner) {
+    if (!layer_beside_inner()) {
+      layer(s);
+      inner(s);
+      return;
+    }
+    const cudaStream_t sl = layer_stream_.get();
+    MM_CUDA_CHECK(cudaEventRecord(layer_fork_.get(), s));
+    MM_CUDA_CHECK(cudaStreamWaitEvent(sl, layer_fork_.get(), 0));
+    layer(sl);
+    inner(s);
+    MM_CUDA_CHECK(cudaEventRecord(layer_done_.get(), sl));
+    MM_CUDA_CHECK(cudaStreamWaitEvent(s, layer_done_.get(), 0));
+  }
+
   /// A one-rank CPML step on stream s: the layer's passes (psi and V first, which the layer's
   /// update reads around each point, at the j and k faces from the family's CPML launch where it
-  /// takes pass 1 there; then the layer's points by the CPML update) and the family over the inner
-  /// box. Neither reads what the other writes (both read p and q; each writes p_next and q_next at
-  /// its own points), so the layer runs on the high-priority stream beside the inner box
-  /// (layer_beside_inner): its short, latency-bound launches take SM slots as the inner box's
-  /// blocks retire instead of queueing behind them; s waits for both.
+  /// takes pass 1 there; then the layer's points by the CPML update) beside the family over the
+  /// inner box.
   void cpml_step(const TtiStepArgs& g, cudaStream_t s) {
     cpml_.psi_in_rows = psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr;
-    const bool beside = layer_beside_inner();
-    const cudaStream_t sl = beside ? halo_stream_.get() : s;
-    if (beside) {
-      MM_CUDA_CHECK(cudaEventRecord(step_start_.get(), s));
-      MM_CUDA_CHECK(cudaStreamWaitEvent(sl, step_start_.get(), 0));
-    }
-    launch_cpml_psi(g, cpml_, p_.grid.box(), *family_, tile_, sl);
-    cpml_layer(g, p_.grid.box(), sl);
-    family_->launch_tti(g, inner_, tile_, s);
+    beside_inner(
+        s,
+        [&](cudaStream_t sl) {
+          launch_cpml_psi(g, cpml_, p_.grid.box(), *family_, tile_, sl);
+          cpml_layer(g, p_.grid.box(), sl);
+        },
+        [&](cudaStream_t si) { launch_inner(g, inner_, si); });
+  }
+
+  /// The family's launch over `box` on stream s.
+  void launch_inner(const TtiStepArgs& g, const Box3& box, cudaStream_t s) {
+    family_->launch_tti(g, box, tile_, s);
     MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-    if (beside) {
-      MM_CUDA_CHECK(cudaEventRecord(layer_done_.get(), sl));
-      MM_CUDA_CHECK(cudaStreamWaitEvent(s, layer_done_.get(), 0));
-    }
   }
 
   /// A distributed step, the exchange hidden behind the interior: the shell (own points within the
@@ -596,7 +614,7 @@ class CudaAcousticTti final : public Propagator {
     }
     MM_CUDA_CHECK(cudaEventRecord(ev.shell.get(), sh));
     if (!split_.interior.empty()) {
-      update_part(g, split_.interior, s);
+      update_part(g, split_.interior, s, true);
       inject_sources(g.p_next, source, split_.interior, amplitude, s);
     }
     MM_CUDA_CHECK(cudaEventRecord(ev.interior.get(), s));
@@ -607,19 +625,17 @@ class CudaAcousticTti final : public Propagator {
 
   /// The step's update of the points of `part` on stream s: the family over the whole part, its
   /// layer points damped (the sponge), or over the part's inner points and the CPML's pass 2 over
-  /// its layer points.
-  void update_part(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
-    if (p_.layer != TtiLayer::cpml) {
-      family_->launch_tti(g, part, tile_, s);
-      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-      return;
-    }
+  /// its layer points, the latter beside the former where `beside` (beside_inner).
+  void update_part(const TtiStepArgs& g, const Box3& part, cudaStream_t s, bool beside = false) {
+    if (p_.layer != TtiLayer::cpml) return launch_inner(g, part, s);
     const Box3 in = physics::intersect(part, inner_);
-    if (!in.empty()) {
-      family_->launch_tti(g, in, tile_, s);
-      MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
-    }
-    cpml_layer(g, part, s);
+    const auto layer = [&](cudaStream_t sl) { cpml_layer(g, part, sl); };
+    const auto inner = [&](cudaStream_t si) {
+      if (!in.empty()) launch_inner(g, in, si);
+    };
+    if (beside) return beside_inner(s, layer, inner);
+    inner(s);
+    layer(s);
   }
 
   /// The CPML's pass 2 at the layer's points inside `part`. Where the family gives the rows from
@@ -700,8 +716,9 @@ class CudaAcousticTti final : public Propagator {
   int arrays_;  // device arrays of the grid's size: kArrays, + 2 with the centre weights
   ShellSplit split_;  // the shell and interior of a distributed step (fixed by the halo faces)
   Stream stream_, halo_stream_ = Stream::high_priority();
+  Stream layer_stream_ = Stream::high_priority();  // the CPML layer beside the inner box (beside_inner)
   Event step_start_;  // ordering between the compute and the halo stream
-  Event layer_done_;  // a one-rank CPML step's layer is done (cpml_step)
+  Event layer_fork_, layer_done_;  // the layer stream's start and end in a step (beside_inner)
   Event snapshot_ready_;  // the steps a snapshot copies from are done
   SnapshotCopies snapshots_;  // asynchronous snapshots on a copy stream of their own
   StepSplitEvents split_events_;  // the timing split of exchanging steps
