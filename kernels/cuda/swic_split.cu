@@ -1217,10 +1217,12 @@ KernelFamily family() {
                             "constant-axis form where the model's axis is the same everywhere; sm_90+"
                           : "SWiC for TTI on the split form: staged products, one accumulation per neighbour and field";
   f.launch_tti = &launch_tti<kTensor>;
-  // (32x8x256: the constant-axis form's fastest at 1000^3 on an H200, 42.3 / 36.6 GPts/s with an
-  // 8-point sponge / CPML, bench/results/2026-11-29-session30-tti-axis-smem-and-rows.md)
+  // (the constant-axis form's fastest at 1000^3 on an H200: 32x8x256 with an 8-point sponge, 42.3
+  // GPts/s; 32x8x512 with the CPML, whose layer runs beside the inner box, 38.8 against 38.0 for
+  // 32x8x256, where the sponge's one launch over the grid ran 41.9 against 42.3;
+  // bench/results/2026-11-29-session32-tti-layer-beside.md)
   f.tti_tunables = kTensor ? std::vector<Tile>{{32, 16, 64}, {32, 8, 64}, {64, 8, 64}, {16, 8, 64}, {32, 4, 64},
-                                               {32, 8, 128}, {32, 8, 256}}
+                                               {32, 8, 128}, {32, 8, 256}, {32, 8, 512}}
                            : std::vector<Tile>{{32, 4, 64}, {16, 8, 64}, {32, 8, 64}, {64, 4, 64}, {32, 4, 128}};
   f.tti_attributes = &tti_attributes<kTensor>;
   f.tti_dynamic_smem = &tti_dynamic_smem<kTensor>;
