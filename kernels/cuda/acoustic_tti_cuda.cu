@@ -8,8 +8,9 @@
 // (GridArray), in the order swic_split_tma's grouped tensor copies need.
 // The CPML layer (TtiLayer::cpml): the family runs on the inner box, the layer's points take the
 // CPML's two passes (kernels/tti_cpml.hpp, one thread a point, launched per slab of the layer) with
-// its 18 fields over the layer's points only, and, distributed, psi and V over the layer points of
-// the halos shared with neighbours too (TtiCpmlHalo).
+// its 18 fields over the layer's points only, on a stream of their own beside the inner box's
+// launch (beside_inner), and, distributed, psi and V over the layer points of the halos shared
+// with neighbours too (TtiCpmlHalo).
 // Distributed (a subdomain of mpi/subdomain.hpp): p and q exchange their face and edge halos axis
 // by axis (kernels/halo.hpp, exchange_by_axis), packed on the GPU and staged through pinned host
 // memory for host transports, on a halo stream while the interior is updated (overlapped_step).
