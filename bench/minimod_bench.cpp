@@ -63,6 +63,10 @@ double cpu_bandwidth() {
   return best + a[n / 2] * 0;  // keep `a` alive
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 float amplitude(int step, const void* ctx) {
   const auto* plan = static_cast<const app::RunPlan*>(ctx);
   return static_cast<float>(plan->wavelet(step * plan->dt));
@@ -139,9 +143,11 @@ int main(int argc, char** argv) {
                                            "model.theta.constant=30", "model.phi.constant=20"});
       }
       overrides.insert(overrides.end(), sets.begin(), sets.end());
+      const auto plan_start = std::chrono::steady_clock::now();
       auto config = io::load_config(case_file, overrides);
       config.receivers.clear();
       const app::RunPlan plan = app::make_plan(config);
+      const double plan_s = seconds_since(plan_start);
       const physics::Index3 grid = plan.problem.grid.shape;
       if (grid.i != n[0] || grid.j != n[1] || grid.k != n[2])
         throw Error("the grid is " + std::to_string(grid.i) + "x" + std::to_string(grid.j) + "x" +
@@ -171,10 +177,15 @@ int main(int argc, char** argv) {
           tti ? propagator + (cpml ? " (cpml" : " (sponge") + width + axis + ")" : propagator;
       const double floor_gpts = bandwidth / (bytes / points) / 1e9;
       for (const auto& kernel : split(kernels_arg, ',')) {
+        const auto made_start = std::chrono::steady_clock::now();
         auto prop = tti ? kernels::make_acoustic_tti(plan.tti_problem, backend, kernel)
                         : kernels::make_acoustic_iso(plan.problem, backend, kernel);
-        prop->timed_steps(0, warmup, plan.source, &amplitude, &plan);
+        const double made_s = seconds_since(made_start);
+        const double warmup_s = prop->timed_steps(0, warmup, plan.source, &amplitude, &plan);
         const double s = prop->timed_steps(warmup, steps, plan.source, &amplitude, &plan);
+        // Where a run's wall time goes besides the timed steps (on stderr: the table stays clean).
+        std::fprintf(stderr, "# %s %s: setup %.1f s (the plan %.1f, the propagator %.1f), warm-up %.1f s, steps %.1f s\n",
+                     shape_s.c_str(), kernel.c_str(), plan_s + made_s, plan_s, made_s, warmup_s, s);
         const auto health = prop->health();
         if (!health.finite || health.max_abs == 0) throw Error("benchmark field is zero or non-finite");
         const double gpts = points * steps / s / 1e9;
