@@ -122,35 +122,49 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
   const double radius = c.model.isotropic_radius;
   const bool clamp = c.model.epsilon_below_delta == "clamp";
   const auto& src = c.source.position;
-  auto where = [&](int i, int j, int k) {
+  // One pass over the model (OpenMP): the first invalid point and the first with epsilon < delta,
+  // in C order, as a serial pass would find them.
+  const std::int64_t points = static_cast<std::int64_t>(m.eps.size()), none = points;
+  std::int64_t first_invalid = none, first_below = none, clamped = 0;
+  double eps_max = -1e30, delta_min = 1e30, delta_max = -1e30;
+#pragma omp parallel for schedule(static) reduction(min : first_invalid, first_below, delta_min) \
+    reduction(max : eps_max, delta_max) reduction(+ : clamped)
+  for (std::int64_t o = 0; o < points; ++o) {
+    const auto x = static_cast<size_t>(o);
+    const int k = static_cast<int>(o % shape.k), j = static_cast<int>(o / shape.k % shape.j),
+              i = static_cast<int>(o / shape.k / shape.j);
+    const double dx = i * h[0] - src[0], dy = j * h[1] - src[1], dz = k * h[2] - src[2];
+    if (radius > 0 && dx * dx + dy * dy + dz * dz <= radius * radius) m.eps[x] = m.delta[x];
+    if (!(1 + 2 * double(m.delta[x]) > 0) || !std::isfinite(m.eps[x]) || !std::isfinite(m.delta[x]) ||
+        !std::isfinite(m.theta[x]) || !std::isfinite(m.phi[x])) {
+      first_invalid = std::min(first_invalid, o);
+      continue;
+    }
+    if (m.eps[x] < m.delta[x]) {
+      ++clamped;
+      first_below = std::min(first_below, o);
+      if (clamp) m.delta[x] = m.eps[x];
+    }
+    const double e = m.eps[x], d = m.delta[x];
+    eps_max = std::max(eps_max, e);
+    delta_min = std::min(delta_min, d);
+    delta_max = std::max(delta_max, d);
+  }
+  const auto where = [&](std::int64_t o) {
+    const std::int64_t k = o % shape.k, j = o / shape.k % shape.j, i = o / shape.k / shape.j;
     return "(" + fmt(i * h[0]) + ", " + fmt(j * h[1]) + ", " + fmt(k * h[2]) + ") m";
   };
-  std::string first_below;  // the first point with epsilon < delta, described
-  m.eps_max = -1e30;
-  m.delta_min = 1e30;
-  m.delta_max = -1e30;
-  for (int i = 0; i < shape.i; ++i)
-    for (int j = 0; j < shape.j; ++j)
-      for (int k = 0; k < shape.k; ++k) {
-        const size_t o = (static_cast<size_t>(i) * shape.j + j) * shape.k + k;
-        const double dx = i * h[0] - src[0], dy = j * h[1] - src[1], dz = k * h[2] - src[2];
-        if (radius > 0 && dx * dx + dy * dy + dz * dz <= radius * radius) m.eps[o] = m.delta[o];
-        if (!(1 + 2 * double(m.delta[o]) > 0) || !std::isfinite(m.eps[o]) || !std::isfinite(m.delta[o]) ||
-            !std::isfinite(m.theta[o]) || !std::isfinite(m.phi[o]))
-          fail(c, "model.delta", "delta must be > -0.5 and every TTI parameter finite, at " + where(i, j, k));
-        if (m.eps[o] < m.delta[o]) {
-          if (m.clamped++ == 0)
-            first_below = "epsilon " + fmt(m.eps[o]) + " < delta " + fmt(m.delta[o]) + " at " + where(i, j, k);
-          if (clamp) m.delta[o] = m.eps[o];
-        }
-        const double e = m.eps[o], d = m.delta[o];
-        m.eps_max = std::max(m.eps_max, e);
-        m.delta_min = std::min(m.delta_min, d);
-        m.delta_max = std::max(m.delta_max, d);
-      }
+  if (first_invalid != none)
+    fail(c, "model.delta", "delta must be > -0.5 and every TTI parameter finite, at " + where(first_invalid));
+  m.eps_max = eps_max;
+  m.delta_min = delta_min;
+  m.delta_max = delta_max;
+  m.clamped = clamped;
   if (m.clamped > 0 && !clamp) {
+    const auto x = static_cast<size_t>(first_below);  // unclamped: the values as the model gives them
     fail(c, "model.epsilon",
-         first_below + " (and at " + std::to_string(m.clamped - 1) +
+         "epsilon " + fmt(m.eps[x]) + " < delta " + fmt(m.delta[x]) + " at " + where(first_below) +
+             " (and at " + std::to_string(m.clamped - 1) +
              " more points): the pseudo-acoustic TTI system is unstable where epsilon < delta (raise "
              "epsilon or lower delta there, or set model.epsilon_below_delta: clamp to lower delta to "
              "epsilon at those points)");
@@ -180,9 +194,12 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
   auto eps = pad(m.eps), delta = pad(m.delta);  // the layer is as anisotropic as the model's edge
   t.a.resize(eps.size());
   t.b.resize(eps.size());
-  for (size_t n = 0; n < eps.size(); ++n) {
-    t.a[n] = 1.0f + 2.0f * delta[n];
-    t.b[n] = 2.0f * (eps[n] - delta[n]);
+  const std::int64_t points = static_cast<std::int64_t>(eps.size());
+#pragma omp parallel for schedule(static)
+  for (std::int64_t n = 0; n < points; ++n) {
+    const auto x = static_cast<size_t>(n);
+    t.a[x] = 1.0f + 2.0f * delta[x];
+    t.b[x] = 2.0f * (eps[x] - delta[x]);
   }
   t.record_q = c.output.record == "q";
   kernels::finish_problem(t);

@@ -2,11 +2,15 @@
 // epsilon < delta, and a short run recording p or q (DESIGN.md §3, §6).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include "app/plan.hpp"
 #include "app/run.hpp"
+#include "io/model_file.hpp"
 #include "physics/cfl.hpp"
 #include "physics/error.hpp"
 #include "test_support.hpp"
@@ -56,6 +60,43 @@ io::Config tti_config_delta_above_epsilon_below(double deep_delta) {
   c.model.delta.kind = io::ParameterConfig::Kind::layers;
   c.model.delta.layers = {{0, 0.1}, {200, deep_delta}};
   return c;
+}
+
+TEST(TtiPlan, TheErrorsNameTheFirstPointInModelOrder) {
+  // delta above epsilon from z = 200 m: the first such point in C order (x, then y, then z) is
+  // (0, 0, 200) m, however the pass over the model is split between threads.
+  try {
+    app::make_plan(tti_config_delta_above_epsilon_below(0.3));
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("epsilon 0.2 < delta 0.3 at (0, 0, 200) m (and at 34559 more points)"),
+              std::string::npos)
+        << e.what();
+  }
+  // delta at or below -0.5 (which only a model file can give): the first such point is named.
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("minimod_tti_plan_test_" + std::to_string(static_cast<long long>(::getpid())));
+  std::filesystem::create_directories(dir);
+  const std::string file = (dir / "delta.h5").string();
+  std::vector<float> delta(40 * 36 * 44, 0.1f);
+  delta[(static_cast<size_t>(7) * 36 + 2) * 44 + 5] = -0.7f;   // (70, 20, 50) m
+  delta[(static_cast<size_t>(3) * 36 + 30) * 44 + 40] = -0.6f;  // (30, 300, 400) m: first in C order
+  std::filesystem::remove(file);
+  io::write_model_dataset(file, "delta", {40, 36, 44}, delta);
+  auto c = tti_config();
+  c.model.delta.kind = io::ParameterConfig::Kind::file;
+  c.model.delta.file = file;
+  c.model.delta.dataset = "delta";
+  try {
+    app::make_plan(c);
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("model.delta"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("> -0.5 and every TTI parameter finite, at (30, 300, 400) m"),
+              std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(TtiPlan, ClampLowersDeltaToEpsilonWhereItExceedsIt) {
