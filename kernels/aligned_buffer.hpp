@@ -1,10 +1,12 @@
-// AlignedBuffer: an owning, zero-initialised, 128-byte aligned host array of floats.
+// AlignedBuffer: an owning, zero-initialised, 128-byte aligned host array of floats; large ones on
+// huge pages, zeroed by all threads (kernels/host_memory.hpp).
 #pragma once
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <new>
+
+#include "kernels/host_memory.hpp"
 
 namespace minimod::kernels {
 
@@ -13,9 +15,9 @@ class AlignedBuffer {
   AlignedBuffer() = default;
   explicit AlignedBuffer(std::int64_t count) : count_(count) {
     const std::size_t bytes = ((static_cast<std::size_t>(count) * sizeof(float) + 127) / 128) * 128;
-    void* p = std::aligned_alloc(128, bytes > 0 ? bytes : 128);
+    void* p = allocate_host(bytes > 0 ? bytes : 128, 128);
     if (!p) throw std::bad_alloc();
-    std::memset(p, 0, bytes);
+    zero_host(p, bytes);
     data_.reset(static_cast<float*>(p));
   }
   float* data() const { return data_.get(); }

@@ -1,14 +1,17 @@
-// app/huge_pages.cpp: allocations from kHugeFrom bytes on start on a huge page (and are advised
-// MADV_HUGEPAGE), smaller ones as malloc gives them; both freed alike; failure as the standard
-// says (bad_alloc, or nullptr for the nothrow form).
+// kernels/host_memory.hpp and app/huge_pages.cpp: allocations from kHugeFrom bytes on (operator
+// new's and AlignedBuffer's) start on a huge page (and are advised MADV_HUGEPAGE), smaller ones as
+// malloc gives them; all freed alike; AlignedBuffer zeroed whatever the size; failure as the
+// standard says (bad_alloc, or nullptr for the nothrow form).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <new>
 #include <vector>
 
-#include "app/huge_pages.hpp"
+#include "kernels/aligned_buffer.hpp"
+#include "kernels/host_memory.hpp"
 
 namespace minimod {
 namespace {
@@ -16,24 +19,43 @@ namespace {
 std::uintptr_t address(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
 TEST(HugePages, LargeArraysStartOnAHugePageAndKeepTheirValues) {
-  if (!app::huge_pages_replace_new()) GTEST_SKIP() << "operator new not replaced (sanitizer build)";
-  for (const std::size_t bytes : {app::kHugeFrom, app::kHugeFrom + 12, 3 * app::kHugeFrom + 4}) {
+  if (!kernels::huge_pages_replace_new()) GTEST_SKIP() << "operator new not replaced (sanitizer build)";
+  for (const std::size_t bytes : {kernels::kHugeFrom, kernels::kHugeFrom + 12, 3 * kernels::kHugeFrom + 4}) {
     std::vector<float> v(bytes / sizeof(float), 1.5f);
-    EXPECT_EQ(address(v.data()) % app::kHugePage, 0u) << bytes << " B";
+    EXPECT_EQ(address(v.data()) % kernels::kHugePage, 0u) << bytes << " B";
     v.back() = 2.5f;  // the whole extent is usable
     EXPECT_EQ(v.front(), 1.5f);
     EXPECT_EQ(v.back(), 2.5f);
   }
 }
 
+TEST(HugePages, AlignedBuffersAreZeroAndLargeOnesStartOnAHugePage) {
+  for (const std::int64_t count : {std::int64_t{1}, std::int64_t{1000}, std::int64_t(kernels::kHugeFrom / 4) + 7,
+                                   std::int64_t(3 * kernels::kHugeFrom / 4) + 1}) {
+    kernels::AlignedBuffer b(count);
+    EXPECT_EQ(address(b.data()) % 128, 0u) << count;
+    if (std::size_t(count) * 4 >= kernels::kHugeFrom) EXPECT_EQ(address(b.data()) % kernels::kHugePage, 0u) << count;
+    std::int64_t nonzero = 0;
+    for (std::int64_t n = 0; n < count; ++n) nonzero += b.data()[n] != 0.0f;
+    EXPECT_EQ(nonzero, 0) << count;
+  }
+  // Zeroing writes every byte asked for, in chunks that do not divide it, and nothing beyond.
+  const std::ptrdiff_t n = (3 << 20) + 5;
+  std::vector<unsigned char> bytes(static_cast<size_t>(n + 64), 0xAB);
+  kernels::zero_host(bytes.data() + 32, static_cast<size_t>(n));
+  EXPECT_EQ(std::count(bytes.begin() + 32, bytes.begin() + 32 + n, 0), n);
+  EXPECT_EQ(std::count(bytes.begin(), bytes.begin() + 32, 0xAB), 32);
+  EXPECT_EQ(std::count(bytes.begin() + 32 + n, bytes.end(), 0xAB), 32);
+}
+
 TEST(HugePages, SmallArraysAreNotPaddedToAHugePage) {
-  if (!app::huge_pages_replace_new()) GTEST_SKIP() << "operator new not replaced (sanitizer build)";
+  if (!kernels::huge_pages_replace_new()) GTEST_SKIP() << "operator new not replaced (sanitizer build)";
   // malloc's small chunks share pages: of 64 live 1 KiB arrays at most one may start on a huge page.
   std::vector<std::unique_ptr<char[]>> small;
   int aligned = 0;
   for (int n = 0; n < 64; ++n) {
     small.emplace_back(new char[1024]);
-    aligned += address(small.back().get()) % app::kHugePage == 0;
+    aligned += address(small.back().get()) % kernels::kHugePage == 0;
   }
   EXPECT_LE(aligned, 1);
 }
