@@ -36,10 +36,10 @@ varying='model.theta={layers: [{top: 0, value: 30}, {top: 10000, value: 31}]}'
 for layer in ${LAYERS-sponge cpml}; do
   common=(--propagator acoustic_tti --backend cuda --shapes 1000 --steps 20 --set boundary.pml.tti=$layer
           --set boundary.pml.width=8)
-  build/bench/minimod_bench "${common[@]}" --kernels "$axis_kernels" 2>&1 | tee "$out/bench-axis-$layer.log" | grep '^| acoustic'
+  build/bench/minimod_bench "${common[@]}" --kernels "$axis_kernels" 2>&1 | tee "$out/bench-axis-$layer.log" | grep -E '^\| acoustic|setup'
   [ "$split_kernels" = none ] || [[ " ${SPLIT_LAYERS:-sponge cpml} " != *" $layer "* ]] ||
     build/bench/minimod_bench "${common[@]}" --kernels "$split_kernels" --set "$varying" 2>&1 |
-      tee "$out/bench-split-$layer.log" | grep '^| acoustic'
+      tee "$out/bench-split-$layer.log" | grep -E '^\| acoustic|setup'
 done
 # AB_ENV="A=0 A=1": the CPML with the 8- and 27-point layers (AB_WIDTHS) and the first
 # constant-axis kernel, once with each setting in the environment, in this call.
@@ -47,7 +47,7 @@ for width in ${AB_WIDTHS:-8 27}; do
   for setting in ${AB_ENV:-}; do
     echo "$setting:"
     env "$setting" build/bench/minimod_bench --propagator acoustic_tti --backend cuda --shapes 1000 --steps 20 \
-      --set boundary.pml.tti=cpml --set boundary.pml.width=$width --kernels "${axis_kernels%%,*}" 2>&1 | grep '^| acoustic'
+      --set boundary.pml.tti=cpml --set boundary.pml.width=$width --kernels "${axis_kernels%%,*}" 2>&1 | grep -E '^\| acoustic|setup'
   done
 done
 [ -z "${PROFILE:-}" ] || TILE=$PROFILE SKIP_BUILD=1 SKIP_STEP=1 bash bench/h200_tti_profile.sh
