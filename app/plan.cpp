@@ -127,13 +127,16 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
   const std::int64_t points = static_cast<std::int64_t>(m.eps.size()), none = points;
   std::int64_t first_invalid = none, first_below = none, clamped = 0;
   double eps_max = -1e30, delta_min = 1e30, delta_max = -1e30;
+  const auto point_of = [&shape](std::int64_t o) {  // the model point of C-order index o
+    return Index3{static_cast<int>(o / shape.k / shape.j), static_cast<int>(o / shape.k % shape.j),
+                  static_cast<int>(o % shape.k)};
+  };
 #pragma omp parallel for schedule(static) reduction(min : first_invalid, first_below, delta_min) \
     reduction(max : eps_max, delta_max) reduction(+ : clamped)
   for (std::int64_t o = 0; o < points; ++o) {
     const auto x = static_cast<size_t>(o);
-    const int k = static_cast<int>(o % shape.k), j = static_cast<int>(o / shape.k % shape.j),
-              i = static_cast<int>(o / shape.k / shape.j);
-    const double dx = i * h[0] - src[0], dy = j * h[1] - src[1], dz = k * h[2] - src[2];
+    const Index3 p = point_of(o);
+    const double dx = p.i * h[0] - src[0], dy = p.j * h[1] - src[1], dz = p.k * h[2] - src[2];
     if (radius > 0 && dx * dx + dy * dy + dz * dz <= radius * radius) m.eps[x] = m.delta[x];
     if (!(1 + 2 * double(m.delta[x]) > 0) || !std::isfinite(m.eps[x]) || !std::isfinite(m.delta[x]) ||
         !std::isfinite(m.theta[x]) || !std::isfinite(m.phi[x])) {
@@ -151,8 +154,8 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
     delta_max = std::max(delta_max, d);
   }
   const auto where = [&](std::int64_t o) {
-    const std::int64_t k = o % shape.k, j = o / shape.k % shape.j, i = o / shape.k / shape.j;
-    return "(" + fmt(i * h[0]) + ", " + fmt(j * h[1]) + ", " + fmt(k * h[2]) + ") m";
+    const Index3 p = point_of(o);
+    return "(" + fmt(p.i * h[0]) + ", " + fmt(p.j * h[1]) + ", " + fmt(p.k * h[2]) + ") m";
   };
   if (first_invalid != none)
     fail(c, "model.delta", "delta must be > -0.5 and every TTI parameter finite, at " + where(first_invalid));

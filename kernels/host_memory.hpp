@@ -5,8 +5,8 @@
 // per 4 KiB, one thread after another: most of a large run's set-up time. allocate_host aligns
 // an allocation of kHugeFrom bytes or more to a huge page and advises MADV_HUGEPAGE, so that it
 // faults in 2 MiB pages (where the kernel gives none, the advice is ignored). Everything it
-// returns goes back with std::free. Global operator new takes it (app/huge_pages.cpp), and so does
-// AlignedBuffer. Measured: bench/results/2026-11-29-session32-tti-layer-beside.md.
+// returns goes back with std::free. Global operator new takes it (kernels/host_memory.cpp), and so
+// does AlignedBuffer. Measured: bench/results/2026-11-29-session32-tti-layer-beside.md.
 #pragma once
 #include <cstddef>
 
@@ -24,7 +24,7 @@ void* allocate_host(std::size_t bytes, std::size_t alignment) noexcept;
 void zero_host(void* p, std::size_t bytes);
 
 /// Whether this build replaced the global operator new with allocate_host (not under sanitizers,
-/// which replace it themselves): app/huge_pages.cpp.
+/// which replace it themselves).
 bool huge_pages_replace_new();
 
 }  // namespace minimod::kernels

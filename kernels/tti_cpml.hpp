@@ -388,22 +388,30 @@ MM_HOST_DEVICE MM_FORCE_INLINE bool flux_line_inside(const physics::Box3& slab, 
   return t - physics::kRadius >= slab.lo[A] && t + physics::kRadius < slab.lo[A] + slab.n[A];
 }
 
-/// tti_flux_derivatives where flux_line_inside holds: the same formula, neighbours by the strides.
-template <int A, bool Vti = false>
-MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_inside(const TtiCpmlArgs& c, const physics::Box3& slab,
-                                                               std::int64_t x, float& dv_perp, float& dv_axis) {
-  const std::int64_t stride = slab_stride<A>(slab);
+/// d V_A / dx_A of both stretched fluxes (kVPerp, kVAxis), V at the line's point m steps along A
+/// being v(field, m) (m in -R..R, not 0): the one formula of every path below, which differ only in
+/// how they reach V. Vti: of the live rows only (the others are zero).
+template <int A, bool Vti, class V>
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_of(const TtiCpmlArgs& c, const V& v, float& dv_perp,
+                                                            float& dv_axis) {
   const auto derivative = [&](int field) {
-    return pml::first_derivative8<A>(
-        [&](int di, int dj, int dk) { return c.at(field, A, x + (di + dj + dk) * stride); }, c.d1);
-  };
+    return pml::first_derivative8<A>([&](int di, int dj, int dk) { return v(field, di + dj + dk); }, c.d1);
+  };  // (one offset is non-zero)
   dv_perp = perp_row_live<Vti>(A) ? derivative(kVPerp) : 0.0f;
   dv_axis = axis_row_live<Vti>(A) ? derivative(kVAxis) : 0.0f;
 }
 
-/// d V_A / dx_A of both stretched fluxes (kVPerp, kVAxis) at point (i, j, k) of layer slab `slab`,
-/// compact index x, every neighbour's index looked up; V is zero outside the layer (inner points,
-/// beyond the grid). Vti: of the live rows only (the others are zero).
+/// tti_flux_derivatives where flux_line_inside holds: neighbours by the strides.
+template <int A, bool Vti = false>
+MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_inside(const TtiCpmlArgs& c, const physics::Box3& slab,
+                                                               std::int64_t x, float& dv_perp, float& dv_axis) {
+  const std::int64_t stride = slab_stride<A>(slab);
+  tti_flux_derivatives_of<A, Vti>(
+      c, [&](int field, int m) { return c.at(field, A, x + m * stride); }, dv_perp, dv_axis);
+}
+
+/// d V_A / dx_A of both stretched fluxes at point (i, j, k) of layer slab `slab`, compact index x,
+/// every neighbour's index looked up; V is zero outside the layer (inner points, beyond the grid).
 template <int A, bool Vti = false>
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_by_lookup(const TtiCpmlArgs& c, const physics::Box3& slab,
                                                                   int i, int j, int k, std::int64_t x, float& dv_perp,
@@ -412,14 +420,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_by_lookup(const TtiCpml
   MM_UNROLL
   for (int m = -physics::kRadius; m <= physics::kRadius; ++m)
     line[m + physics::kRadius] = c.along<A>(slab, i, j, k, x, m);
-  const auto derivative = [&](int field) {
-    return pml::first_derivative8<A>([&](int di, int dj, int dk) {
-      const std::int64_t y = line[di + dj + dk + physics::kRadius];  // one offset is non-zero
-      return c.at_or_zero(field, A, y);
-    }, c.d1);
-  };
-  dv_perp = perp_row_live<Vti>(A) ? derivative(kVPerp) : 0.0f;
-  dv_axis = axis_row_live<Vti>(A) ? derivative(kVAxis) : 0.0f;
+  tti_flux_derivatives_of<A, Vti>(
+      c, [&](int field, int m) { return c.at_or_zero(field, A, line[m + physics::kRadius]); }, dv_perp, dv_axis);
 }
 
 /// Whether nothing is stored at the points of the line along A through own point (i, j, k) that
@@ -462,14 +464,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_flux_derivatives_by_strides(const TtiCpm
   const std::int64_t stride = slab_stride<A>(slab);
   const int t = A == 0 ? i : (A == 1 ? j : k);
   const int below = slab.lo[A] - t, above = slab.lo[A] + slab.n[A] - t;  // the slab's m range: [below, above)
-  const auto derivative = [&](int field) {
-    return pml::first_derivative8<A>([&](int di, int dj, int dk) {
-      const int m = di + dj + dk;  // one offset is non-zero
-      return m >= below && m < above ? c.at(field, A, x + m * stride) : 0.0f;
-    }, c.d1);
-  };
-  dv_perp = perp_row_live<Vti>(A) ? derivative(kVPerp) : 0.0f;
-  dv_axis = axis_row_live<Vti>(A) ? derivative(kVAxis) : 0.0f;
+  tti_flux_derivatives_of<A, Vti>(
+      c, [&](int field, int m) { return m >= below && m < above ? c.at(field, A, x + m * stride) : 0.0f; }, dv_perp,
+      dv_axis);
 }
 
 /// d V_A / dx_A at point (i, j, k) of layer slab `slab`, compact index x: by the slab's strides

@@ -1,4 +1,4 @@
-// kernels/host_memory.hpp and app/huge_pages.cpp: allocations from kHugeFrom bytes on (operator
+// kernels/host_memory: allocations from kHugeFrom bytes on (operator
 // new's and AlignedBuffer's) start on a huge page (and are advised MADV_HUGEPAGE), smaller ones as
 // malloc gives them; all freed alike; AlignedBuffer zeroed whatever the size; failure as the
 // standard says (bad_alloc, or nullptr for the nothrow form).
