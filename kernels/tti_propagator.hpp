@@ -29,19 +29,15 @@ namespace minimod::kernels {
 /// rank, for now). See docs/tti.md#absorbing-layer.
 enum class TtiLayer { sponge, cpml };
 
-struct AcousticTtiProblem {
+/// Everything of an acoustic TTI problem but its model's per-point arrays: what a propagator keeps
+/// once it has taken those into its own layout. It copies this part only (the arrays are 20 GB at
+/// 1000^3).
+struct TtiProblemSettings {
   physics::Grid grid;
   pml::PmlWidths pml;
   TtiLayer layer = TtiLayer::sponge;
   pml::DampingProfiles damping;  // TtiLayer::sponge: eta profiles of the PML slabs
   pml::CpmlProfiles cpml;        // TtiLayer::cpml: a, b profiles (make_elliptic_layer first)
-  // Per grid point, C order [i][j][k]: (v dt)^2 and b = 2 (eps - delta).
-  std::vector<float> v2dt2, b;
-  // Tilt and azimuth (rad) and a = 1 + 2 delta, C order over medium_box(): the grid grown by the
-  // stencil radius, because the self-adjoint pairs weigh the medium at both ends (in a subdomain
-  // the halo holds the neighbours' medium). finish_problem extends grid-sized arrays from the
-  // nearest grid point (a whole domain).
-  std::vector<float> theta, phi, a;
   std::array<bool, 6> free_surface{};
   bool record_q = false;  // receivers sample q instead of p
   // The symmetry axis is vertical (theta = 0) over the whole medium box of the whole model: the
@@ -64,10 +60,21 @@ struct AcousticTtiProblem {
   HaloFaces halo;
 };
 
+/// A TTI problem: its settings and the model's per-point arrays.
+struct AcousticTtiProblem : TtiProblemSettings {
+  // Per grid point, C order [i][j][k]: (v dt)^2 and b = 2 (eps - delta).
+  std::vector<float> v2dt2, b;
+  // Tilt and azimuth (rad) and a = 1 + 2 delta, C order over medium_box(): the grid grown by the
+  // stencil radius, because the self-adjoint pairs weigh the medium at both ends (in a subdomain
+  // the halo holds the neighbours' medium). finish_problem extends grid-sized arrays from the
+  // nearest grid point (a whole domain).
+  std::vector<float> theta, phi, a;
+};
+
 /// The model's axis as the kernels take it, for logs and tables: "VTI" (the VTI forms),
 /// "constant axis" (one tilted axis everywhere: swic_split_tma's constant-axis form) or "varying
 /// axis" (the 73-point split or pair form).
-inline const char* tti_axis_kind(const AcousticTtiProblem& p) {
+inline const char* tti_axis_kind(const TtiProblemSettings& p) {
   return p.vti ? "VTI" : (p.constant_axis ? "constant axis" : "varying axis");
 }
 
@@ -108,11 +115,11 @@ void make_elliptic_layer(AcousticTtiProblem& problem);
 void use_cpml_layer(AcousticTtiProblem& problem, const pml::CpmlParams& params);
 
 /// problem.regions, or the regions of the whole grid when it names none.
-std::vector<pml::Region> problem_regions(const AcousticTtiProblem& problem);
+std::vector<pml::Region> problem_regions(const TtiProblemSettings& problem);
 
 /// The inner box of problem_regions (empty when the whole grid is layer): points outside it take
 /// the layer's update.
-physics::Box3 inner_box(const AcousticTtiProblem& problem);
+physics::Box3 inner_box(const TtiProblemSettings& problem);
 
 /// The box theta, phi and a cover: the grid grown by the stencil radius on every side.
 physics::Box3 medium_box(const physics::Grid& grid);

@@ -74,7 +74,7 @@ void finish_problem(AcousticTtiProblem& p) {
   p.constant_axis = same;
 }
 
-std::vector<pml::Region> problem_regions(const AcousticTtiProblem& p) {
+std::vector<pml::Region> problem_regions(const TtiProblemSettings& p) {
   return p.regions.empty() ? pml::make_regions(p.grid.shape, p.pml) : p.regions;
 }
 
@@ -299,7 +299,7 @@ MM_ROW_FUNCTION void tti_cpml_layer_row(const TtiStepArgs& g, const TtiCpmlArgs&
 }
 }  // namespace
 
-physics::Box3 inner_box(const AcousticTtiProblem& p) {
+physics::Box3 inner_box(const TtiProblemSettings& p) {
   const auto regions = problem_regions(p);
   return regions.front().is_pml ? physics::Box3{} : regions.front().box;
 }
@@ -381,12 +381,12 @@ class CpuAcousticTti final : public Propagator {
       for (int j = 0; j < n.j; ++j)
         for (int k = 0; k < n.k; ++k) {
           const size_t o = (static_cast<size_t>(i) * n.j + j) * n.k + k;
-          m(i, j, k) = p_.v2dt2[o];
-          vb(i, j, k) = p_.b[o];
+          m(i, j, k) = problem.v2dt2[o];
+          vb(i, j, k) = problem.b[o];
         }
-    fill_tti_medium(p_, layout_, nx_.data(), ny_.data(), nz_.data(), inv_a_.data());
+    fill_tti_medium(problem, layout_, nx_.data(), ny_.data(), nz_.data(), inv_a_.data());
     inner_ = inner_box(p_);
-    if (p_.constant_axis) axis_ = model_axis(p_);
+    if (p_.constant_axis) axis_ = model_axis(problem);
     if (p_.layer == TtiLayer::cpml) {
       check_cuts_outside_layer(p_.cpml.b, p_.grid.shape, p_.halo.neighbour, kHaloWidth);
       cpml_.layer = LayerIndex::make(p_.grid.shape, inner_);
@@ -670,7 +670,7 @@ class CpuAcousticTti final : public Propagator {
       }
   }
 
-  AcousticTtiProblem p_;
+  TtiProblemSettings p_;  // the model's arrays are in the propagator's own layout
   FieldLayout layout_;
   AlignedBuffer p0_, p1_, q0_, q1_, aux_p_, aux_q_, v2dt2_, b_;
   AlignedBuffer nx_, ny_, nz_, inv_a_;  // the medium per point, halo included (physics::TtiMediumPoint)

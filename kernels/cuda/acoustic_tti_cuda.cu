@@ -238,8 +238,8 @@ class CudaAcousticTti final : public Propagator {
         split_(split_shell(problem.grid.shape, problem.halo)) {
     const std::int64_t n = layout_.elements();
     inner_ = inner_box(p_);  // a subdomain's regions are clipped to its box
-    if (p_.constant_axis) {  // before the medium's host arrays go (below)
-      axis_ = model_axis(p_);
+    if (p_.constant_axis) {
+      axis_ = model_axis(problem);
       axis_weights_ = physics::make_tti_axis_weights(physics::make_tti_weights(p_.stencil), axis_);
       axis_row_weights_ = physics::make_tti_axis_row_weights(axis_weights_);
     }
@@ -269,12 +269,12 @@ class CudaAcousticTti final : public Propagator {
         next += n;
       }
     }
-    upload_dense(v2dt2_, p_.v2dt2.data());
-    upload_dense(b_, p_.b.data());
+    upload_dense(v2dt2_, problem.v2dt2.data());
+    upload_dense(b_, problem.b.data());
     {
       std::vector<float> host(static_cast<size_t>(4 * n), 0.0f);
       float* m = host.data();
-      fill_tti_medium(p_, layout_, m, m + n, m + 2 * n, m + 3 * n);
+      fill_tti_medium(problem, layout_, m, m + n, m + 2 * n, m + 3 * n);
       GridArray* medium[] = {&nx_, &ny_, &nz_, &inv_a_};
       for (int c = 0; c < 4; ++c)
         MM_CUDA_CHECK(cudaMemcpyAsync(medium[c]->data(), m + c * n, static_cast<size_t>(n) * 4,
@@ -330,7 +330,6 @@ class CudaAcousticTti final : public Propagator {
       }
     }
     scratch_ = DeviceBuffer<unsigned>(2, "health scratch");
-    for (auto* v : {&p_.v2dt2, &p_.a, &p_.b, &p_.theta, &p_.phi}) std::vector<float>().swap(*v);
     // The memsets and copies above ran on the legacy stream, which stream_ (non-blocking) does
     // not wait for.
     MM_CUDA_CHECK(cudaDeviceSynchronize());
@@ -710,7 +709,7 @@ class CudaAcousticTti final : public Propagator {
     launch_free_surfaces(f, p_.grid.shape, p_.free_surface, halo_span(p_.grid.shape, p_.halo), stream_.get());
   }
 
-  AcousticTtiProblem p_;
+  TtiProblemSettings p_;  // the model's arrays are in the propagator's own layout
   physics::FieldLayout layout_;
   const KernelFamily* family_;
   Tile tile_;
