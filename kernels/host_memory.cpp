@@ -42,6 +42,14 @@ void zero_host(void* p, std::size_t bytes) {
   }
 }
 
+void fault_in_host(void* p, std::size_t bytes) {
+  constexpr std::int64_t kPage = 4096;  // one write a base page: a huge page's first one faults it all in
+  const std::int64_t pages = static_cast<std::int64_t>(bytes) / kPage;
+  auto* const base = static_cast<volatile unsigned char*>(p);
+#pragma omp parallel for schedule(static) if (pages > 1)
+  for (std::int64_t n = 0; n < pages; ++n) base[n * kPage] = 0;
+}
+
 bool huge_pages_replace_new() { return MINIMOD_HUGE_PAGES != 0; }
 
 }  // namespace minimod::kernels
@@ -50,7 +58,12 @@ bool huge_pages_replace_new() { return MINIMOD_HUGE_PAGES != 0; }
 namespace {
 void* allocate_or_throw(std::size_t n) {
   for (;;) {
-    if (void* p = minimod::kernels::allocate_host(n, alignof(std::max_align_t))) return p;
+    if (void* p = minimod::kernels::allocate_host(n, alignof(std::max_align_t))) {
+      // std::vector then value-initialises it on one thread: its page faults (the kernel's zeroing
+      // of each page) would be serial too.
+      if (n >= minimod::kernels::kHugeFrom) minimod::kernels::fault_in_host(p, n);
+      return p;
+    }
     std::new_handler handler = std::get_new_handler();
     if (handler == nullptr) throw std::bad_alloc();
     handler();

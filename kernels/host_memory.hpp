@@ -5,8 +5,8 @@
 // per 4 KiB, one thread after another: most of a large run's set-up time. allocate_host aligns
 // an allocation of kHugeFrom bytes or more to a huge page and advises MADV_HUGEPAGE, so that it
 // faults in 2 MiB pages (where the kernel gives none, the advice is ignored). Everything it
-// returns goes back with std::free. Global operator new takes it (kernels/host_memory.cpp), and so
-// does AlignedBuffer. Measured: bench/results/2026-11-29-session32-tti-layer-beside.md.
+// returns goes back with std::free. Global operator new takes it (kernels/host_memory.cpp) and
+// faults a large block's pages in on every thread (fault_in_host), and so does AlignedBuffer. Measured: bench/results/2026-11-29-session32-tti-layer-beside.md.
 #pragma once
 #include <cstddef>
 
@@ -22,6 +22,11 @@ void* allocate_host(std::size_t bytes, std::size_t alignment) noexcept;
 /// `bytes` zeros from p, written by all OpenMP threads in static chunks (the first touch that places
 /// a page, so each thread's share of a later static loop tends to lie in its own memory).
 void zero_host(void* p, std::size_t bytes);
+
+/// Faults in the pages of [p, p + bytes) on all OpenMP threads (a zero written at each 4 KiB):
+/// where the memory is then filled on one thread (std::vector's value-initialisation), the kernel's
+/// zeroing of the fresh pages at least runs on every core. Writes zeros: for fresh memory only.
+void fault_in_host(void* p, std::size_t bytes);
 
 /// Whether this build replaced the global operator new with allocate_host (not under sanitizers,
 /// which replace it themselves).

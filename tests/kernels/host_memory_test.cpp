@@ -3,11 +3,14 @@
 // malloc gives them; all freed alike; AlignedBuffer zeroed whatever the size; failure as the
 // standard says (bad_alloc, or nullptr for the nothrow form).
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 
 #include "kernels/aligned_buffer.hpp"
@@ -46,6 +49,33 @@ TEST(HugePages, AlignedBuffersAreZeroAndLargeOnesStartOnAHugePage) {
   EXPECT_EQ(std::count(bytes.begin() + 32, bytes.begin() + 32 + n, 0), n);
   EXPECT_EQ(std::count(bytes.begin(), bytes.begin() + 32, 0xAB), 32);
   EXPECT_EQ(std::count(bytes.begin() + 32 + n, bytes.end(), 0xAB), 32);
+}
+
+// How many of the base pages of [p, p + bytes) are resident (mincore), of how many.
+std::pair<std::size_t, std::size_t> resident_pages(void* p, std::size_t bytes) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> in((bytes + page - 1) / page);
+  if (mincore(p, bytes, in.data()) != 0) return {0, in.size()};
+  return {static_cast<std::size_t>(std::count_if(in.begin(), in.end(), [](unsigned char c) { return (c & 1) != 0; })),
+          in.size()};
+}
+
+TEST(HugePages, OperatorNewFaultsALargeBlockInBeforeItIsFilled) {
+  if (!kernels::huge_pages_replace_new()) GTEST_SKIP() << "operator new not replaced (sanitizer build)";
+  // Fresh memory from the kernel is not resident until touched: every page of a large block is
+  // (fault_in_host, on every thread), so that std::vector's fill on one thread faults nothing.
+  const std::size_t bytes = 4 * kernels::kHugeFrom + 4096 * 3 + 8;
+  void* p = ::operator new(bytes);
+  const auto [resident, pages] = resident_pages(p, bytes / 4096 * 4096);
+  EXPECT_EQ(resident, pages) << bytes << " B";
+  ::operator delete(p);
+  // fault_in_host writes zeros at page starts only: a block's other bytes keep their values.
+  std::vector<unsigned char> v(3 * 4096 + 100, 0x5A);
+  kernels::fault_in_host(v.data(), v.size());
+  std::size_t zeros = 0;
+  for (std::size_t n = 0; n < v.size(); ++n) zeros += v[n] == 0;
+  EXPECT_LE(zeros, 4u);
+  EXPECT_EQ(std::count(v.end() - 90, v.end(), 0x5A), 90);
 }
 
 TEST(HugePages, SmallArraysAreNotPaddedToAHugePage) {
