@@ -11,7 +11,7 @@
 # rows), LAYERS (default "sponge cpml"; empty: none), SPLIT_LAYERS (the varying-axis rows' layers, default
 # both), CMAKE_EXTRA (more cmake settings), TEST_REGEX (the gpu tests to run, default every TTI
 # one), SKIP_MPI=1, PROFILE=TILE (afterwards Nsight Compute's summary of one launch of that tile's
-# inner kernel at 512^3 with the sponge: bench/h200_tti_profile.sh), AB_ENV (below).
+# inner kernel at 512^3 with the sponge: bench/h200_tti_profile.sh), AB_ENV, AB_LAYERS, AB_WIDTHS (below).
 set -uo pipefail
 out=${OUT:-/tmp}
 if [ -n "${CMAKE_EXTRA:-}" ]; then
@@ -41,13 +41,16 @@ for layer in ${LAYERS-sponge cpml}; do
     build/bench/minimod_bench "${common[@]}" --kernels "$split_kernels" --set "$varying" 2>&1 |
       tee "$out/bench-split-$layer.log" | grep -E '^\| acoustic|setup'
 done
-# AB_ENV="A=0 A=1": the CPML with the 8- and 27-point layers (AB_WIDTHS) and the first
-# constant-axis kernel, once with each setting in the environment, in this call.
-for width in ${AB_WIDTHS:-8 27}; do
-  for setting in ${AB_ENV:-}; do
-    echo "$setting:"
-    env "$setting" build/bench/minimod_bench --propagator acoustic_tti --backend cuda --shapes 1000 --steps 20 \
-      --set boundary.pml.tti=cpml --set boundary.pml.width=$width --kernels "${axis_kernels%%,*}" 2>&1 | grep -E '^\| acoustic|setup'
+# AB_ENV="A=0 A=1": the layers AB_LAYERS (default the CPML) with the 8- and 27-point layers
+# (AB_WIDTHS) and the first constant-axis kernel, once with each setting in the environment, in
+# this call.
+for layer in ${AB_LAYERS:-cpml}; do
+  for width in ${AB_WIDTHS:-8 27}; do
+    for setting in ${AB_ENV:-}; do
+      echo "$setting:"
+      env "$setting" build/bench/minimod_bench --propagator acoustic_tti --backend cuda --shapes 1000 --steps 20 \
+        --set boundary.pml.tti=$layer --set boundary.pml.width=$width --kernels "${axis_kernels%%,*}" 2>&1 | grep -E '^\| acoustic|setup'
+    done
   done
 done
 [ -z "${PROFILE:-}" ] || TILE=$PROFILE SKIP_BUILD=1 SKIP_STEP=1 bash bench/h200_tti_profile.sh

@@ -12,6 +12,15 @@
 //                                            (tensor_map_group), one after another in dst
 //   blk.wait(bar, parity)                    until the phase of that parity has completed (traps
 //                                            rather than hang when it never does)
+// and, for a kernel launched in clusters of blocks (thread block clusters, sm_90):
+//   blk.copy_group_multicast(dst, map, c0, c1, c2, bar, mask)
+//                                            copy_group into dst and onto bar at the same offsets
+//                                            in every block of the cluster in `mask`
+//   blk.copies_part(part, rank)              whether this block issues part `part` of a copy the
+//                                            cluster's blocks share (the block of rank `part`;
+//                                            in the emulation, whose blocks run alone, every part)
+//   blk.cluster_arrive(), blk.cluster_wait() the cluster barrier in two halves (every thread of
+//                                            every block of the cluster; no-ops in the emulation)
 // DeviceBlock maps them to CUDA (sm_90: mbarrier and cp.async.bulk.tensor, TMA).
 #pragma once
 #include <cuda.h>
@@ -79,6 +88,23 @@ struct DeviceBlock {
         "%5}], [%6];" ::"r"(smem_address(dst)),
         "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(0), "r"(smem_address(bar))
         : "memory");
+  }
+  /// copy_group into every block of the cluster in `mask` (bit r: the block of rank r), each at the
+  /// same shared-memory offsets of dst and bar: one read of the box from L2 for them all.
+  __device__ __forceinline__ void copy_group_multicast(void* dst, const CUtensorMap& map, int c0, int c1, int c2,
+                                                       std::uint64_t* bar, unsigned short mask) const {
+    asm volatile(
+        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
+        "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" ::"r"(smem_address(dst)),
+        "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(0), "r"(smem_address(bar)), "h"(mask)
+        : "memory");
+  }
+  __device__ __forceinline__ bool copies_part(int part, int rank) const { return part == rank; }
+  __device__ __forceinline__ void cluster_arrive() const {
+    asm volatile("barrier.cluster.arrive.release;" ::: "memory");
+  }
+  __device__ __forceinline__ void cluster_wait() const {
+    asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
   }
   /// Returns whether the phase of that parity has completed (mbarrier.try_wait suspends the
   /// thread for a while before it gives up).
