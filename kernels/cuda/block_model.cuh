@@ -100,8 +100,12 @@ struct DeviceBlock {
         : "memory");
   }
   __device__ __forceinline__ bool copies_part(int part, int rank) const { return part == rank; }
+  /// Relaxed: a release here would wait for the block's earlier global stores (the outputs) to
+  /// be performed at cluster scope. What the barrier orders are shared-memory reads whose values
+  /// the thread has already stored on (staging), and the mbarrier inits, which
+  /// fence.mbarrier_init.release.cluster (fence_init) releases.
   __device__ __forceinline__ void cluster_arrive() const {
-    asm volatile("barrier.cluster.arrive.release;" ::: "memory");
+    asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
   }
   __device__ __forceinline__ void cluster_wait() const {
     asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
