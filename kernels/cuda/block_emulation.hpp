@@ -207,8 +207,11 @@ struct HostBlock {
     copy_group(dst, m, c0, c1, c2, bar);
   }
   bool copies_part(int, int) const { return true; }
-  void cluster_arrive() const {}
-  void cluster_wait() const {}
+  void arrive_in_cluster(std::uint64_t* bar, int blocks) const {
+    for (int r = 0; r < blocks; ++r) state->arrive(bar);
+  }
+  void wait_cluster(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }
+  void cluster_sync() const {}
   void wait(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }
 
  private:

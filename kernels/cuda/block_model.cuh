@@ -19,8 +19,12 @@
 //   blk.copies_part(part, rank)              whether this block issues part `part` of a copy the
 //                                            cluster's blocks share (the block of rank `part`;
 //                                            in the emulation, whose blocks run alone, every part)
-//   blk.cluster_arrive(), blk.cluster_wait() the cluster barrier in two halves (every thread of
-//                                            every block of the cluster; no-ops in the emulation)
+//   blk.arrive_in_cluster(bar, blocks)       arrive once on the mbarrier at bar's offset in each
+//                                            of the cluster's blocks of rank < blocks (in the
+//                                            emulation: `blocks` times on its own)
+//   blk.wait_cluster(bar, parity)            wait, for a phase completed by such arrivals
+//   blk.cluster_sync()                       the cluster barrier (every thread of every block of
+//                                            the cluster; a no-op in the emulation)
 // DeviceBlock maps them to CUDA (sm_90: mbarrier and cp.async.bulk.tensor, TMA).
 #pragma once
 #include <cuda.h>
@@ -100,15 +104,35 @@ struct DeviceBlock {
         : "memory");
   }
   __device__ __forceinline__ bool copies_part(int part, int rank) const { return part == rank; }
-  /// Relaxed: a release here would wait for the block's earlier global stores (the outputs) to
-  /// be performed at cluster scope. What the barrier orders are shared-memory reads whose values
-  /// the thread has already stored on (staging), and the mbarrier inits, which
-  /// fence.mbarrier_init.release.cluster (fence_init) releases.
-  __device__ __forceinline__ void cluster_arrive() const {
-    asm volatile("barrier.cluster.arrive.relaxed;" ::: "memory");
+  /// Relaxed: a release would first wait for this thread's earlier global stores (its outputs) to
+  /// be performed at cluster scope. What these arrivals announce is that the block's threads have
+  /// read a slot (before the block barrier that precedes the call), values they have already used.
+  __device__ __forceinline__ void arrive_in_cluster(std::uint64_t* bar, int blocks) const {
+    const unsigned local = smem_address(bar);
+    for (int r = 0; r < blocks; ++r) {
+      unsigned remote = 0;
+      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(r));
+      asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+    }
   }
-  __device__ __forceinline__ void cluster_wait() const {
-    asm volatile("barrier.cluster.wait.acquire;" ::: "memory");
+  __device__ __forceinline__ void wait_cluster(std::uint64_t* bar, unsigned parity) const {
+    for (unsigned tries = 0;; ++tries) {
+      unsigned done = 0;
+      asm volatile(
+          "{\n"
+          ".reg .pred p;\n"
+          "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
+          "selp.u32 %0, 1, 0, p;\n"
+          "}\n"
+          : "=r"(done)
+          : "r"(smem_address(bar)), "r"(parity)
+          : "memory");
+      if (done != 0) return;
+      if (tries > (1u << 22)) __trap();
+    }
+  }
+  __device__ __forceinline__ void cluster_sync() const {
+    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
   }
   /// Returns whether the phase of that parity has completed (mbarrier.try_wait suspends the
   /// thread for a while before it gives up).
