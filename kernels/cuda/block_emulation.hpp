@@ -207,6 +207,7 @@ struct HostBlock {
     copy_group(dst, m, c0, c1, c2, bar);
   }
   bool copies_part(int, int) const { return true; }
+  int arrivals(int threads) const { return threads; }
   void arrive_in_cluster(std::uint64_t* bar, int blocks) const {
     for (int r = 0; r < blocks; ++r) state->arrive(bar);
   }

@@ -19,9 +19,13 @@
 //   blk.copies_part(part, rank)              whether this block issues part `part` of a copy the
 //                                            cluster's blocks share (the block of rank `part`;
 //                                            in the emulation, whose blocks run alone, every part)
-//   blk.arrive_in_cluster(bar, blocks)       arrive once on the mbarrier at bar's offset in each
-//                                            of the cluster's blocks of rank < blocks (in the
-//                                            emulation: `blocks` times on its own)
+//   blk.arrive_in_cluster(bar, blocks)       once this thread's warp is here, its first lane
+//                                            arrives on the mbarrier at bar's offset in each of
+//                                            the cluster's blocks of rank < blocks (in the
+//                                            emulation every thread arrives `blocks` times on
+//                                            its own block's: it has no warps)
+//   blk.arrivals(threads)                    arrivals a block of `threads` makes there (warps;
+//                                            in the emulation threads)
 //   blk.wait_cluster(bar, parity)            wait, for a phase completed by such arrivals
 //   blk.cluster_sync()                       the cluster barrier (every thread of every block of
 //                                            the cluster; a no-op in the emulation)
@@ -105,9 +109,12 @@ struct DeviceBlock {
   }
   __device__ __forceinline__ bool copies_part(int part, int rank) const { return part == rank; }
   /// Relaxed: a release would first wait for this thread's earlier global stores (its outputs) to
-  /// be performed at cluster scope. What these arrivals announce is that the block's threads have
-  /// read a slot (before the block barrier that precedes the call), values they have already used.
+  /// be performed at cluster scope. What these arrivals announce is that the warp's threads have
+  /// read a slot, values they have already used (stored on).
+  __device__ __forceinline__ int arrivals(int threads) const { return threads / 32; }
   __device__ __forceinline__ void arrive_in_cluster(std::uint64_t* bar, int blocks) const {
+    __syncwarp();
+    if ((threadIdx.x + threadIdx.y * blockDim.x) % 32 != 0) return;
     const unsigned local = smem_address(bar);
     for (int r = 0; r < blocks; ++r) {
       unsigned remote = 0;

@@ -760,10 +760,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
 /// output's rows go to TtiCpmlArgs::rows, for the CPML's pass 2, instead of an update of its own.
 /// kCluster = 2 (the constant-axis inner launch): launched in clusters of two blocks along j that
 /// share their halo copies (issue_halo); a block refills the halo slots only once both blocks of
-/// the cluster have staged from theirs: each block's thread 0 arrives on the `free` mbarrier of
-/// both, and waits on its own, while the other threads go on. (With the cluster barrier instead,
-/// every thread waiting, the sponge ran 39.9 GPts/s against 42.2 alone; with its arrival a
-/// release, 31.6: H200, 1000^3, session 33.)
+/// the cluster have staged from theirs: each warp, once staged, arrives on the `free` mbarrier of
+/// both blocks, and thread 0 waits on its own before it refills, while the other threads go on.
+/// (With the cluster barrier instead, every thread waiting, the sponge ran 39.9 GPts/s against
+/// 42.2 alone; with its arrival a release, 31.6; with thread 0 arriving for the block after the
+/// block barrier, 32.0: H200, 1000^3, session 33.)
 #pragma nv_exec_check_disable
 template <int TX, int TY, class Sums, int kCluster = 1, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
@@ -845,17 +846,19 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
   if (t == 0) {
     for (int s = 0; s < 2; ++s) blk.mbarrier_init(bar + s, 1);
-    if constexpr (kCluster > 1) blk.mbarrier_init(bar + 2, kCluster);
+    if constexpr (kCluster > 1) blk.mbarrier_init(bar + 2, kCluster * blk.arrivals(T::kThreads));
     blk.fence_init();  // visible to the copy engine (and to the cluster)
   }
   blk.sync();
   if constexpr (kCluster > 1) blk.cluster_sync();  // every block's barriers initialised before a copy lands on them
-  // Thread 0, before it refills the halo slots with plane Q: the cluster's blocks have staged Q - 1.
+  // Every thread once it has staged plane Q - 1, and thread 0 before it refills the halo slots
+  // with plane Q: the cluster's blocks have staged Q - 1.
+  const auto staged_from_halo = [&](int Q) {
+    if constexpr (kCluster > 1)
+      if (Q < c_end) blk.arrive_in_cluster(bar + 2, kCluster);
+  };
   const auto halo_free = [&](int Q) {
-    if constexpr (kCluster > 1) {
-      blk.arrive_in_cluster(bar + 2, kCluster);
-      blk.wait_cluster(bar + 2, static_cast<unsigned>(Q - c_first - 1) & 1u);
-    }
+    if constexpr (kCluster > 1) blk.wait_cluster(bar + 2, static_cast<unsigned>(Q - c_first - 1) & 1u);
   };
   if (t == 0) {
     issue_halo<TX, TY, kAxis, kCluster>(blk, maps, c_first, at, halo_slot, bar, rank);  // a block has 9 or more planes
@@ -869,6 +872,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
   blk.wait(bar, 0);
   auto own = stage_plane(c_first);
+  staged_from_halo(c_first + 1);
   blk.sync();  // plane c_first is staged and its slot free
   if (t == 0 && c_first + 1 < c_end) {
     halo_free(c_first + 1);
@@ -906,6 +910,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     if (P < c_end) {
       blk.wait(bar, static_cast<unsigned>(n) & 1u);
       own = stage_plane(P);
+      staged_from_halo(P + 1);
     }
     const int o = c - R, q = o - i_begin;
     const bool completes = o >= i_begin && o < i_end;  // block-uniform
