@@ -201,18 +201,6 @@ struct HostBlock {
       copy_box(static_cast<float*>(dst) + static_cast<std::int64_t>(a) * (m.bytes() / 4), m, m.corner_of(a), c0, c1, c2);
     state->landed(bar, m.arrays * m.bytes());
   }
-  /// A block runs alone here: it receives what it would receive, and issues every part itself.
-  void copy_group_multicast(void* dst, const HostTensorMap& m, int c0, int c1, int c2, std::uint64_t* bar,
-                            unsigned short) const {
-    copy_group(dst, m, c0, c1, c2, bar);
-  }
-  bool copies_part(int, int) const { return true; }
-  int arrivals(int threads) const { return threads; }
-  void arrive_in_cluster(std::uint64_t* bar, int blocks) const {
-    for (int r = 0; r < blocks; ++r) state->arrive(bar);
-  }
-  void wait_cluster(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }
-  void cluster_sync() const {}
   void wait(std::uint64_t* bar, unsigned parity) const { state->wait(bar, parity); }
 
  private:

@@ -12,23 +12,6 @@
 //                                            (tensor_map_group), one after another in dst
 //   blk.wait(bar, parity)                    until the phase of that parity has completed (traps
 //                                            rather than hang when it never does)
-// and, for a kernel launched in clusters of blocks (thread block clusters, sm_90):
-//   blk.copy_group_multicast(dst, map, c0, c1, c2, bar, mask)
-//                                            copy_group into dst and onto bar at the same offsets
-//                                            in every block of the cluster in `mask`
-//   blk.copies_part(part, rank)              whether this block issues part `part` of a copy the
-//                                            cluster's blocks share (the block of rank `part`;
-//                                            in the emulation, whose blocks run alone, every part)
-//   blk.arrive_in_cluster(bar, blocks)       once this thread's warp is here, its first lane
-//                                            arrives on the mbarrier at bar's offset in each of
-//                                            the cluster's blocks of rank < blocks (in the
-//                                            emulation every thread arrives `blocks` times on
-//                                            its own block's: it has no warps)
-//   blk.arrivals(threads)                    arrivals a block of `threads` makes there (warps;
-//                                            in the emulation threads)
-//   blk.wait_cluster(bar, parity)            wait, for a phase completed by such arrivals
-//   blk.cluster_sync()                       the cluster barrier (every thread of every block of
-//                                            the cluster; a no-op in the emulation)
 // DeviceBlock maps them to CUDA (sm_90: mbarrier and cp.async.bulk.tensor, TMA).
 #pragma once
 #include <cuda.h>
@@ -96,50 +79,6 @@ struct DeviceBlock {
         "%5}], [%6];" ::"r"(smem_address(dst)),
         "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(0), "r"(smem_address(bar))
         : "memory");
-  }
-  /// copy_group into every block of the cluster in `mask` (bit r: the block of rank r), each at the
-  /// same shared-memory offsets of dst and bar: one read of the box from L2 for them all.
-  __device__ __forceinline__ void copy_group_multicast(void* dst, const CUtensorMap& map, int c0, int c1, int c2,
-                                                       std::uint64_t* bar, unsigned short mask) const {
-    asm volatile(
-        "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster "
-        "[%0], [%1, {%2, %3, %4, %5}], [%6], %7;" ::"r"(smem_address(dst)),
-        "l"(&map), "r"(c0), "r"(c1), "r"(c2), "r"(0), "r"(smem_address(bar)), "h"(mask)
-        : "memory");
-  }
-  __device__ __forceinline__ bool copies_part(int part, int rank) const { return part == rank; }
-  /// Relaxed: a release would first wait for this thread's earlier global stores (its outputs) to
-  /// be performed at cluster scope. What these arrivals announce is that the warp's threads have
-  /// read a slot, values they have already used (stored on).
-  __device__ __forceinline__ int arrivals(int threads) const { return threads / 32; }
-  __device__ __forceinline__ void arrive_in_cluster(std::uint64_t* bar, int blocks) const {
-    __syncwarp();
-    if ((threadIdx.x + threadIdx.y * blockDim.x) % 32 != 0) return;
-    const unsigned local = smem_address(bar);
-    for (int r = 0; r < blocks; ++r) {
-      unsigned remote = 0;
-      asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(local), "r"(r));
-      asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
-    }
-  }
-  __device__ __forceinline__ void wait_cluster(std::uint64_t* bar, unsigned parity) const {
-    for (unsigned tries = 0;; ++tries) {
-      unsigned done = 0;
-      asm volatile(
-          "{\n"
-          ".reg .pred p;\n"
-          "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n"
-          "selp.u32 %0, 1, 0, p;\n"
-          "}\n"
-          : "=r"(done)
-          : "r"(smem_address(bar)), "r"(parity)
-          : "memory");
-      if (done != 0) return;
-      if (tries > (1u << 22)) __trap();
-    }
-  }
-  __device__ __forceinline__ void cluster_sync() const {
-    asm volatile("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;" ::: "memory");
   }
   /// Returns whether the phase of that parity has completed (mbarrier.try_wait suspends the
   /// thread for a while before it gives up).

@@ -20,11 +20,8 @@ void emulate_temporal(const IsoPairArgs& a, const Tile& t);
 void emulate_temporal_tma(const IsoPairArgs& a, const Tile& t);
 
 /// One swic_split update of `region` (tile t), emulated: the views point to host memory, the
-/// centre weights kappa_perp, kappa_axis included; `tensor`: swic_split_tma's (tensor copies);
-/// `axis_cluster` (1 or 2): its constant-axis form in clusters of that many blocks along j (0: as
-/// the launch takes it, MINIMOD_TTI_AXIS_CLUSTER).
-void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, bool tensor = false,
-                        int axis_cluster = 0);
+/// centre weights kappa_perp, kappa_axis included; `tensor`: swic_split_tma's (tensor copies).
+void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, bool tensor = false);
 
 /// swic_split_tma's CPML launch (KernelFamily::launch_tti_cpml_layer: the rows into c.rows) over
 /// `region`, a box of the layer's slab `slab`, `chunk` output planes a block, emulated.

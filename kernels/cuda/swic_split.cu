@@ -41,14 +41,10 @@
 // emulate_swic_split) against the CPU reference without a GPU: every tile equals it to fp32
 // round-off. That checks the indexing, staging and barriers; the device code itself is checked by
 // the gpu tests (tests/gpu/tti_cuda_test.cpp).
-#include <array>
-#include <cstdlib>
-#include <string>
 #include <type_traits>
 
 #include "kernels/cuda/block_emulation.hpp"
 #include "kernels/cuda/block_model.cuh"
-#include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/emulation.hpp"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/tensor_map.cuh"
@@ -161,6 +157,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void stage_col(const SplitPlane& pl, int e, const
 // plane of its own, so that a neighbour costs a warp 3 shared-memory wavefronts (a 64-bit load
 // takes 2, a 32-bit one 1). As one 128-bit vector with the fourth lane unused it took 4: the
 // kernel's shared-memory pipe was its limit, 78% busy (Nsight Compute, 512^3, H200, session 30).
+// Clusters of two blocks along j sharing their halo boxes (TMA multicast: 22.5 B a point from L2
+// instead of 30) were slower however the blocks waited for each other before a refill: 1000^3,
+// 8-point sponge 38.6-39.9 GPts/s against 42.2 alone (session 33, bench/results/
+// 2026-11-29-session33-tti-setup-and-clusters.md); removed.
 
 /// One buffer of a staged plane of the constant-axis form: (s, p) and r per point.
 struct AxisPlane {
@@ -622,10 +622,6 @@ struct SplitMaps {
 template <int TX, int TY>
 struct TensorSlots {
   static constexpr int kHaloBytes = TtiTile<TX, TY>::kPoints * 4;  // one array's box
-  /// One array's box in clusters of `cluster` blocks along j (issue_halo): the cluster's tiles and
-  /// their halo.
-  template <int cluster>
-  static constexpr int kClusterHaloBytes = TtiTile<TX, TY>::SX * (cluster * TY + 2 * R) * 4;
   static constexpr int kOwnBytes = TX * TY * 4;
   static_assert(kHaloBytes % 128 == 0 && kOwnBytes % 128 == 0, "boxes land on 128-B boundaries");
   static constexpr int kHaloSlot = kHaloArrays * kHaloBytes, kOwnSlot = kOwnArrays * kOwnBytes;
@@ -673,14 +669,11 @@ constexpr int own_ring_bytes() {
   return std::is_same_v<Plane, AxisPlane> ? kOwnRing * 3 * TX * TY * 4 : 0;
 }
 
-/// The mbarriers of swic_split_tensor_block: halo, output and the cluster's `free`.
-constexpr int kBarriers = 3;
-
 /// Dynamic shared memory of the two slots, the staged planes, the barriers, the own ring and slack
 /// to align to 128 B.
 template <int TX, int TY, class Plane = SplitPlane>
 constexpr int tensor_smem_bytes() {
-  return TensorSlots<TX, TY>::kBytes + TtiTile<TX, TY>::template kBytesOf<Plane> + kBarriers * 8 +
+  return TensorSlots<TX, TY>::kBytes + TtiTile<TX, TY>::template kBytesOf<Plane> + 2 * 8 +
          own_ring_bytes<TX, TY, Plane>() + 128;
 }
 
@@ -709,29 +702,15 @@ struct BoxOrigin {
 };
 
 /// Plane P's halo boxes (the tile and its halo) into the halo slot: the medium, then p and q.
-/// In clusters of kCluster = 2 blocks along j (the constant-axis form, kAxis): the boxes of the
-/// cluster's two tiles and their halo (2 TY + 2R rows instead of TY + 2R for each block), the
-/// medium (1 / a) copied by the block of rank 0 and p, q by the block of rank 1, each into both
-/// blocks' slots (multicast): the halo rows the two tiles share come from L2 once.
 #pragma nv_exec_check_disable
-template <int TX, int TY, bool kAxis = false, int kCluster = 1, class Block, class Map>
+template <int TX, int TY, bool kAxis = false, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps<Map>& maps, int P,
-                                               const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar,
-                                               int rank) {
-  constexpr int box = TensorSlots<TX, TY>::template kClusterHaloBytes<kCluster>;
-  constexpr int medium = kHaloMedium - skipped_halo_medium(kAxis);
-  static_assert((medium + 2) * box <= TensorSlots<TX, TY>::kHaloSlot, "the cluster's boxes fit the halo slot");
-  const int k = at.k0 - R - at.corner.k, j = at.j0 - rank * TY - R - at.corner.j, i = P - at.corner.i;
+                                               const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
+  constexpr int box = TensorSlots<TX, TY>::kHaloBytes, medium = kHaloMedium - skipped_halo_medium(kAxis);
+  const int k = at.k0 - R - at.corner.k, j = at.j0 - R - at.corner.j, i = P - at.corner.i;
   blk.expect_bytes(bar, (medium + 2) * box);
-  if constexpr (kCluster == 1) {
-    blk.copy_group(slot, maps.halo_medium, k, j, i, bar);
-    blk.copy_group(slot + medium * box, maps.halo_fields, k, j, i, bar);
-  } else {
-    static_assert(kAxis && kCluster == 2, "clusters of two, in the constant-axis form");
-    constexpr unsigned short kBoth = 0b11;
-    if (blk.copies_part(0, rank)) blk.copy_group_multicast(slot, maps.halo_medium, k, j, i, bar, kBoth);
-    if (blk.copies_part(1, rank)) blk.copy_group_multicast(slot + medium * box, maps.halo_fields, k, j, i, bar, kBoth);
-  }
+  blk.copy_group(slot, maps.halo_medium, k, j, i, bar);
+  blk.copy_group(slot + medium * box, maps.halo_fields, k, j, i, bar);
 }
 
 /// Output o's boxes (the tile's own points) into the output slot, and the layer's after them when
@@ -758,15 +737,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
 /// One block's work for swic_split_tma, against the execution model of block_model.cuh. With
 /// Sums = RowSums (the CPML launch) `region` lies in slab `slab` of the CPML layer `cpml`: each
 /// output's rows go to TtiCpmlArgs::rows, for the CPML's pass 2, instead of an update of its own.
-/// kCluster = 2 (the constant-axis inner launch): launched in clusters of two blocks along j that
-/// share their halo copies (issue_halo); a block refills the halo slots only once both blocks of
-/// the cluster have staged from theirs: each warp, once staged, arrives on the `free` mbarrier of
-/// both blocks, and thread 0 waits on its own before it refills, while the other threads go on.
-/// (With the cluster barrier instead, every thread waiting, the sponge ran 39.9 GPts/s against
-/// 42.2 alone; with its arrival a release, 31.6; with thread 0 arriving for the block after the
-/// block barrier, 32.0: H200, 1000^3, session 33.)
 #pragma nv_exec_check_disable
-template <int TX, int TY, class Sums, int kCluster = 1, class Block, class Map>
+template <int TX, int TY, class Sums, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, const TtiStepArgs& g,
                                                             const SplitMaps<Map>& maps, const physics::Box3& region,
                                                             int shift, int chunk, const TtiCpmlArgs& cpml, int slab,
@@ -775,7 +747,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   constexpr bool kAxis = std::is_same_v<Sums, AxisSums> || std::is_same_v<Sums, AxisRowSums>;
   // The constant-axis CPML launch reads nothing of an output slot: p, q and 1 / a from the own ring.
   constexpr bool kOutputSlot = !(kRows && kAxis);
-  static_assert(kCluster == 1 || (kAxis && !kRows), "clusters in the constant-axis inner launch only");
   using T = TtiTile<TX, TY>;
   using L = TensorSlots<TX, TY>;
   using Plane = typename PlaneOf<Sums>::type;
@@ -783,9 +754,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   unsigned char* const halo_slot = align_128(raw);
   unsigned char* const own_slot = halo_slot + L::kHaloSlot;
   unsigned char* const planes = halo_slot + L::kBytes;
-  // halo, output, and (kCluster > 1) free: the cluster's blocks have staged from their halo slots
-  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::template kBytesOf<Plane>);
-  float* const ring = reinterpret_cast<float*>(bar + kBarriers);  // the own ring (kAxis only)
+  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::template kBytesOf<Plane>);  // halo, then output
+  float* const ring = reinterpret_cast<float*>(bar + 2);  // the own ring (kAxis only)
   const physics::Index3 hi = region.hi();
   const BoxOrigin at{g.p.box.lo, region.lo.k - shift + blk.bx * TX, region.lo.j + blk.by * TY};
   const int i_begin = region.lo.i + blk.bz * chunk;
@@ -797,10 +767,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const int tx = blk.tx, ty = blk.ty;
   const int t = tx + TX * ty;
   const int j = at.j0 + ty, k = at.k0 + tx;
-  // The block's rank in its cluster (clusters of kCluster blocks along j) and the halo slot's
-  // boxes: this tile's points start rank * TY rows into the cluster's.
-  const int rank = blk.by % kCluster;
-  constexpr int kHaloPoints = SX * (kCluster * TY + 2 * R);  // one array's box
   const bool writes = j < hi.j && k >= region.lo.k && k < hi.k;
   // Whether the tile's points in plane o meet the layer (block-uniform): its (j, k) footprint in
   // the region reaches outside the inner box, or o lies outside it.
@@ -826,15 +792,15 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   for (int n = 0; n < T::kColRounds; ++n) col_e[n] = T::col_point(t + n * T::kThreads).slot();
   // Plane P's products from its halo slot into its buffer; returns what the thread keeps of its point.
   const auto stage_plane = [&](int P) {
-    const float* h = reinterpret_cast<const float*>(halo_slot) + rank * TY * SX;
+    const float* h = reinterpret_cast<const float*>(halo_slot);
     const Plane pl = buffer(P);
 #pragma unroll
     for (int n = 0; n < T::kRowRounds; ++n)
-      if (t + n * T::kThreads < T::kRowPoints) stage_row(pl, row_e[n], slot_point<kAxis>(h, row_e[n], kHaloPoints));
+      if (t + n * T::kThreads < T::kRowPoints) stage_row(pl, row_e[n], slot_point<kAxis>(h, row_e[n], T::kPoints));
 #pragma unroll
     for (int n = 0; n < T::kColRounds; ++n)
-      if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], slot_point<kAxis>(h, col_e[n], kHaloPoints));
-    const RawPoint own_raw = slot_point<kAxis>(h, e, kHaloPoints);
+      if (t + n * T::kThreads < T::kColPoints) stage_col(pl, col_e[n], slot_point<kAxis>(h, col_e[n], T::kPoints));
+    const RawPoint own_raw = slot_point<kAxis>(h, e, T::kPoints);
     if constexpr (kAxis) {
       float* const r = own_ring(P);
       r[0] = own_raw.p;
@@ -846,22 +812,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
   if (t == 0) {
     for (int s = 0; s < 2; ++s) blk.mbarrier_init(bar + s, 1);
-    if constexpr (kCluster > 1) blk.mbarrier_init(bar + 2, kCluster * blk.arrivals(T::kThreads));
-    blk.fence_init();  // visible to the copy engine (and to the cluster)
+    blk.fence_init();  // visible to the copy engine
   }
   blk.sync();
-  if constexpr (kCluster > 1) blk.cluster_sync();  // every block's barriers initialised before a copy lands on them
-  // Every thread once it has staged plane Q - 1, and thread 0 before it refills the halo slots
-  // with plane Q: the cluster's blocks have staged Q - 1.
-  const auto staged_from_halo = [&](int Q) {
-    if constexpr (kCluster > 1)
-      if (Q < c_end) blk.arrive_in_cluster(bar + 2, kCluster);
-  };
-  const auto halo_free = [&](int Q) {
-    if constexpr (kCluster > 1) blk.wait_cluster(bar + 2, static_cast<unsigned>(Q - c_first - 1) & 1u);
-  };
   if (t == 0) {
-    issue_halo<TX, TY, kAxis, kCluster>(blk, maps, c_first, at, halo_slot, bar, rank);  // a block has 9 or more planes
+    issue_halo<TX, TY, kAxis>(blk, maps, c_first, at, halo_slot, bar);  // a block has 9 or more planes
     if constexpr (kOutputSlot)  // and 1 or more outputs
       issue_output<TX, TY, kRows, kAxis>(blk, maps, i_begin, meets_layer(i_begin), at, own_slot, bar + 1);
   }
@@ -872,12 +827,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
   blk.wait(bar, 0);
   auto own = stage_plane(c_first);
-  staged_from_halo(c_first + 1);
   blk.sync();  // plane c_first is staged and its slot free
   if (t == 0 && c_first + 1 < c_end) {
-    halo_free(c_first + 1);
     blk.fence_proxy();  // the generic reads of that slot before the copy engine's writes
-    issue_halo<TX, TY, kAxis, kCluster>(blk, maps, c_first + 1, at, halo_slot, bar, rank);
+    issue_halo<TX, TY, kAxis>(blk, maps, c_first + 1, at, halo_slot, bar);
   }
   for (int c = c_first; c < c_end; ++c) {
     // The CPML launch's output o = c - 4 reads its rows' centre weights from global memory: loaded
@@ -910,7 +863,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     if (P < c_end) {
       blk.wait(bar, static_cast<unsigned>(n) & 1u);
       own = stage_plane(P);
-      staged_from_halo(P + 1);
     }
     const int o = c - R, q = o - i_begin;
     const bool completes = o >= i_begin && o < i_end;  // block-uniform
@@ -947,9 +899,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
     if (t == 0) {
       if (P + 1 < c_end) {
-        halo_free(P + 1);
         blk.fence_proxy();
-        issue_halo<TX, TY, kAxis, kCluster>(blk, maps, P + 1, at, halo_slot, bar, rank);
+        issue_halo<TX, TY, kAxis>(blk, maps, P + 1, at, halo_slot, bar);
       }
       if constexpr (kOutputSlot) {
         if (completes && o + 1 < i_end) {
@@ -962,7 +913,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     for (int d = 0; d < 2 * R; ++d) Q[d] = Q[d + 1];
     Q[2 * R] = Sums{};
   }
-  if constexpr (kCluster > 1) blk.cluster_sync();  // no block leaves while the other may still signal it
 }
 
 /// Blocks per SM that the shared memory allows (with planes of kind Plane), at most as many as
@@ -976,14 +926,14 @@ constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, Plane>(
                                      : 512 / (TX * TY);
 
 /// The inner launch: the split form (SplitSums) or the constant-axis form (AxisSums: three sums an
-/// output and 16-B staged points), the latter also in clusters of kCluster blocks along j.
-template <int TX, int TY, class Sums, int kCluster = 1>
+/// output and 16-B staged points).
+template <int TX, int TY, class Sums>
 __global__ void __launch_bounds__(TX* TY, kTensorMinBlocks<TX, TY, typename PlaneOf<Sums>::type>)
     swic_tti_tensor(TtiStepArgs g, const __grid_constant__ SplitMaps<CUtensorMap> maps, physics::Box3 region,
                     int shift, int chunk) {
   extern __shared__ unsigned char swic_tti_tensor_raw[];
-  swic_split_tensor_block<TX, TY, Sums, kCluster>(DeviceBlock(), g, maps, region, shift, chunk, TtiCpmlArgs{}, -1,
-                                                  swic_tti_tensor_raw);
+  swic_split_tensor_block<TX, TY, Sums>(DeviceBlock(), g, maps, region, shift, chunk, TtiCpmlArgs{}, -1,
+                                        swic_tti_tensor_raw);
 }
 
 /// The CPML launch (RowSums): 16 floats an output in the queue, so 128-thread tiles at two blocks
@@ -1004,7 +954,7 @@ struct TtiVariant {
   int x, y;
   const void* kernel;
   void (*launch)(const TtiStepArgs&, const physics::Box3&, int, cudaStream_t);
-  void (*emulate)(const TtiStepArgs&, const physics::Box3&, int, int);  // ..., chunk, axis_cluster
+  void (*emulate)(const TtiStepArgs&, const physics::Box3&, int);
   int smem_bytes;
   const void* axis_kernel = nullptr;  // swic_split_tma: the constant-axis form's kernel and its shared memory
   int axis_smem_bytes = 0;
@@ -1021,7 +971,7 @@ void launch_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int c
 /// The same block body on host threads over host arrays (block_emulation.hpp): the same grid and
 /// shared-memory size as launch_tti_variant.
 template <int TX, int TY>
-void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, int) {
+void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
   const int grid[3] = {static_cast<int>(ceil_div(region.n.k, TX)),
                        static_cast<int>(ceil_div(region.n.j, TY)),
                        static_cast<int>(ceil_div(region.n.i, chunk))};
@@ -1033,8 +983,7 @@ void emulate_tti_variant(const TtiStepArgs& g, const physics::Box3& region, int 
 /// swic_split_tma's maps over the step's arrays, built by make(views, count, box x, box y, box
 /// z) (tensor_map_group or HostTensorMap::group_of). kRows: the CPML launch's (the medium's first
 /// kHaloMedium arrays at the tile's points; no own_next and no layer maps, which it never copies).
-/// kCluster: the halo boxes of a cluster of that many tiles along j (issue_halo).
-template <int TX, int TY, bool kRows = false, bool kAxis = false, int kCluster = 1, class Make>
+template <int TX, int TY, bool kRows = false, bool kAxis = false, class Make>
 auto split_maps(const TtiStepArgs& g, const Make& make) {
   using V = physics::View3<const float>;
   using Map = decltype(make(static_cast<const V*>(nullptr), 1, 1, 1, 1));
@@ -1045,7 +994,7 @@ auto split_maps(const TtiStepArgs& g, const Make& make) {
                      &fields[1], &next[0], &next[1], &aux[0], &aux[1]})
     if (v->sx != g.p.sx || v->sy != g.p.sy || !(v->box == g.p.box))
       throw Error("swic_split_tma: the step's arrays must share one layout");
-  constexpr int SX = TtiTile<TX, TY>::SX, SY = kCluster * TY + 2 * R;
+  constexpr int SX = TtiTile<TX, TY>::SX, SY = TtiTile<TX, TY>::SY;
   SplitMaps<Map> maps;
   // (the constant-axis CPML launch copies no output slot: its own maps go unused)
   constexpr int skip = skipped_halo_medium(kAxis), own_skip = kAxis && !kRows ? kAxisOwnSkipped : 0;
@@ -1096,77 +1045,32 @@ void with_rows_form(const TtiStepArgs& g, F&& f) {
   return f(RowSums{});
 }
 
-/// How many blocks along j the constant-axis form's inner launch clusters (1 or 2; issue_halo):
-/// MINIMOD_TTI_AXIS_CLUSTER, else 1.
-int tti_axis_cluster() {
-  const char* v = std::getenv("MINIMOD_TTI_AXIS_CLUSTER");
-  if (v == nullptr || *v == '\0') return 1;
-  if (std::string(v) == "1" || std::string(v) == "2") return std::atoi(v);
-  throw Error(std::string("MINIMOD_TTI_AXIS_CLUSTER: '") + v + "' is neither 1 nor 2");
-}
-
-/// Calls f(Sums{}, std::integral_constant<int, kCluster>{}) with the inner launch's queue and
-/// cluster size: the constant-axis form in clusters of `axis_cluster` (1 or 2), the split form
-/// alone.
-template <class F>
-void with_inner_launch(const TtiStepArgs& g, int axis_cluster, F&& f) {
-  with_inner_form(g, [&](auto form) {
-    if constexpr (std::is_same_v<decltype(form), AxisSums>) {
-      if (axis_cluster == 2) return f(form, std::integral_constant<int, 2>{});
-    }
-    return f(form, std::integral_constant<int, 1>{});
-  });
-}
-
-/// The inner launch's grid: tiles along k (from `shift` below the region), j (a whole number of
-/// clusters: the last cluster's tiles may lie wholly beyond the region, and write nothing) and
-/// chunks of i.
-template <int TX, int TY>
-std::array<int, 3> tensor_grid(const physics::Box3& region, int shift, int chunk, int cluster) {
-  const int tiles_j = static_cast<int>(ceil_div(region.n.j, TY));
-  return {static_cast<int>(ceil_div(region.n.k + shift, TX)), (tiles_j + cluster - 1) / cluster * cluster,
-          static_cast<int>(ceil_div(region.n.i, chunk))};
-}
-
 template <int TX, int TY>
 void launch_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, cudaStream_t s) {
   const int shift = tile_shift(region, g.p.box);
-  with_inner_launch(g, tti_axis_cluster(), [&](auto form, auto cluster) {
+  const dim3 grid(ceil_div(region.n.k + shift, TX), ceil_div(region.n.j, TY), ceil_div(region.n.i, chunk));
+  with_inner_form(g, [&](auto form) {
     using Sums = decltype(form);
-    constexpr int kCluster = decltype(cluster)::value;
-    constexpr auto kernel = &swic_tti_tensor<TX, TY, Sums, kCluster>;
+    constexpr auto kernel = &swic_tti_tensor<TX, TY, Sums>;
     constexpr int bytes = tensor_smem_bytes<TX, TY, typename PlaneOf<Sums>::type>();
     ensure_smem_limit<kernel>(bytes);
-    const auto maps = split_maps<TX, TY, false, std::is_same_v<Sums, AxisSums>, kCluster>(g, kDeviceMaps);
-    const auto n = tensor_grid<TX, TY>(region, shift, chunk, kCluster);
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(n[0], n[1], n[2]);
-    config.blockDim = dim3(TX, TY, 1);
-    config.dynamicSmemBytes = bytes;
-    config.stream = s;
-    cudaLaunchAttribute attribute{};
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = 1;
-    attribute.val.clusterDim.y = kCluster;
-    attribute.val.clusterDim.z = 1;
-    config.attrs = &attribute;
-    config.numAttrs = kCluster > 1 ? 1 : 0;
-    MM_CUDA_CHECK(cudaLaunchKernelEx(&config, kernel, g, maps, region, shift, chunk));
+    const auto maps = split_maps<TX, TY, false, std::is_same_v<Sums, AxisSums>>(g, kDeviceMaps);
+    kernel<<<grid, dim3(TX, TY, 1), bytes, s>>>(g, maps, region, shift, chunk);
   });
 }
 
 template <int TX, int TY>
-void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk, int axis_cluster) {
+void emulate_tensor_variant(const TtiStepArgs& g, const physics::Box3& region, int chunk) {
   const int shift = tile_shift(region, g.p.box);
-  with_inner_launch(g, axis_cluster, [&](auto form, auto cluster) {
+  const int grid[3] = {static_cast<int>(ceil_div(region.n.k + shift, TX)),
+                       static_cast<int>(ceil_div(region.n.j, TY)),
+                       static_cast<int>(ceil_div(region.n.i, chunk))};
+  with_inner_form(g, [&](auto form) {
     using Sums = decltype(form);
-    constexpr int kCluster = decltype(cluster)::value;
-    const auto maps = split_maps<TX, TY, false, std::is_same_v<Sums, AxisSums>, kCluster>(g, kHostMaps);
-    const auto n = tensor_grid<TX, TY>(region, shift, chunk, kCluster);
-    emulate_grid(n.data(), TX, TY, tensor_smem_bytes<TX, TY, typename PlaneOf<Sums>::type>(),
+    const auto maps = split_maps<TX, TY, false, std::is_same_v<Sums, AxisSums>>(g, kHostMaps);
+    emulate_grid(grid, TX, TY, tensor_smem_bytes<TX, TY, typename PlaneOf<Sums>::type>(),
                  [&](HostBlock& blk, unsigned char* raw) {
-                   swic_split_tensor_block<TX, TY, Sums, kCluster>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{},
-                                                                   -1, raw);
+                   swic_split_tensor_block<TX, TY, Sums>(blk, g, maps, region, shift, chunk, TtiCpmlArgs{}, -1, raw);
                  });
   });
 }
@@ -1339,10 +1243,9 @@ const bool kRegistered = register_family(family<false>()) && register_family(fam
 
 }  // namespace
 
-void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, bool tensor,
-                        int axis_cluster) {
+void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const Tile& t, bool tensor) {
   const TtiVariant& v = checked_variant(g, t, tensor);
-  if (!region.empty()) v.emulate(g, region, t.z, axis_cluster > 0 ? axis_cluster : tti_axis_cluster());
+  if (!region.empty()) v.emulate(g, region, t.z);
 }
 
 void emulate_swic_split_cpml(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,

@@ -189,7 +189,6 @@ class SwicSplitEmulation : public ::testing::Test {
   const Index3 n_{21, 19, 23};
   HostTti s_;
   Arrays initial_, reference_;
-  int axis_cluster_ = 1;  // the constant-axis form's blocks a cluster (emulate_swic_split)
 
   void SetUp() override {
     ASSERT_FALSE(s_.inner.empty());
@@ -210,7 +209,7 @@ class SwicSplitEmulation : public ::testing::Test {
                  std::to_string(region.lo.k) + ") n (" + std::to_string(region.n.i) + "," +
                  std::to_string(region.n.j) + "," + std::to_string(region.n.k) + ")");
     restore(s_, initial_);
-    kernels::cuda::emulate_swic_split(s_.args(), region, tile, family == "swic_split_tma", axis_cluster_);
+    kernels::cuda::emulate_swic_split(s_.args(), region, tile, family == "swic_split_tma");
     const Arrays got = save(s_);
     const auto v = s_.layout.view(s_.p.data());
     const std::int64_t base = v.offset(-R, -R, -R);
@@ -291,22 +290,6 @@ class SwicSplitAxisEmulation : public SwicSplitEmulation {
 TEST_F(SwicSplitAxisEmulation, EveryTileEqualsTheCpuReferenceAtEveryPoint) {
   ASSERT_TRUE(s_.problem.constant_axis);
   ASSERT_TRUE(s_.args().constant_axis);
-  const auto& family = kernels::cuda::find_family("swic_split_tma", kernels::cuda::PropagatorKind::acoustic_tti);
-  for (const auto& t : family.tti_tunables)
-    for (int chunk : {t.z, 5}) {
-      kernels::cuda::Tile tile = t;
-      tile.z = chunk;
-      check("swic_split_tma", tile, Box3{{0, 0, 0}, n_});
-      check("swic_split_tma", tile, Box3{{3, 2, 3}, {13, 15, 9}});
-    }
-}
-
-// The same in clusters of two blocks along j (MINIMOD_TTI_AXIS_CLUSTER=2): a block stages its
-// tile's rows of the cluster's halo boxes (rank * TY rows in); 19 rows make an odd number of
-// tiles of 4 or 8 along j, so the last cluster's second tile lies beyond the grid and must write
-// nothing; the sub-box's 15 rows likewise for tiles of 8 and 16.
-TEST_F(SwicSplitAxisEmulation, ClustersOfTwoEqualTheCpuReferenceAtEveryPoint) {
-  axis_cluster_ = 2;
   const auto& family = kernels::cuda::find_family("swic_split_tma", kernels::cuda::PropagatorKind::acoustic_tti);
   for (const auto& t : family.tti_tunables)
     for (int chunk : {t.z, 5}) {
