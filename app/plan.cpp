@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 #include "io/model_file.hpp"
 #include "kernels/backends.hpp"
@@ -186,7 +187,7 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
   const double fastest = plan.vp_max * std::sqrt(1 + 2 * std::max(0.0, plan.eps_max));
   t.damping = pml::make_damping_profiles(t.grid.shape, t.grid.spacing, t.pml,
                                          kernels::tti_layer_profile(plan.dt, fastest));
-  t.v2dt2 = iso.v2dt2;
+  t.v2dt2 = std::move(plan.problem.v2dt2);  // a TTI run's only copy (4 GB at 1000^3)
   auto pad = [&](std::vector<float>& v) {
     auto out = physics::pad_with_edges(v, plan.model_shape, plan.pad_lo, plan.pad_hi);
     std::vector<float>().swap(v);
@@ -413,7 +414,7 @@ RunPlan make_plan(const io::Config& c) {
     const bool raw = minimod || c.source.injection == io::SourceConfig::Injection::raw;
     if (!raw) {
       const size_t o = (static_cast<size_t>(node.i) * grid.shape.j + node.j) * grid.shape.k + node.k;
-      wgt = static_cast<float>(wgt * plan.problem.v2dt2[o] / cell);
+      wgt = static_cast<float>(wgt * (plan.tti ? plan.tti_problem.v2dt2 : plan.problem.v2dt2)[o] / cell);
     }
     plan.source.push_back({node, wgt, 0});
   }

@@ -20,7 +20,7 @@ inline constexpr const char* kDefaultTtiLayer = "cpml";
 
 struct RunPlan {
   io::Config config;
-  kernels::AcousticIsoProblem problem;  // acoustic_iso (and the grid, PML widths, v2dt2 of any run)
+  kernels::AcousticIsoProblem problem;  // acoustic_iso (and the grid, PML widths of any run; v2dt2 moves to tti_problem when tti)
   bool tti = false;                     // propagator: acoustic_tti
   kernels::AcousticTtiProblem tti_problem;  // filled when tti
   double eps_max = 0, delta_min = 0, delta_max = 0;  // TTI model ranges (after any clamp)

@@ -130,7 +130,8 @@ physics::Box3 medium_box(const physics::Grid& grid);
 void finish_problem(AcousticTtiProblem& problem);
 
 /// The medium as the operator reads it (physics::TtiMediumPoint: nx, ny, nz, 1 / a) on `layout`,
-/// whose halo must be the stencil radius. Host arrays of layout.elements() floats.
+/// whose halo must be the stencil radius. Host arrays of layout.elements() floats; where `layout`
+/// is a slab of planes of the grid's (FieldLayout::planes), the slab's only.
 void fill_tti_medium(const AcousticTtiProblem& problem, const physics::FieldLayout& layout, float* nx,
                      float* ny, float* nz, float* inv_a);
 

@@ -65,6 +65,16 @@ struct FieldLayout {
     return {{interior.lo.i - halo, interior.lo.j - halo, interior.lo.k - halo},
             {interior.n.i + 2 * halo, interior.n.j + 2 * halo, interior.n.k + 2 * halo}};
   }
+  /// Planes [first, first + count) along i of this allocation as an allocation of their own: the
+  /// same rows and pitch, its element 0 this allocation's plane `first` (a host buffer that takes
+  /// a large array a slab at a time).
+  FieldLayout planes(std::int64_t first, std::int64_t count) const {
+    FieldLayout l = *this;
+    l.interior.lo.i = static_cast<int>(interior.lo.i - halo + first + halo);
+    l.interior.n.i = static_cast<int>(count - 2 * halo);  // below zero for slabs thinner than two halos
+    l.nx_alloc = count;
+    return l;
+  }
   /// View of an allocation `base` (element 0 = (lo - halo)) with this layout.
   template <class T>
   View3<T> view(T* base) const {

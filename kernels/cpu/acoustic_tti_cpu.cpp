@@ -309,8 +309,11 @@ void fill_tti_medium(const AcousticTtiProblem& p, const physics::FieldLayout& la
   const physics::Box3 m = medium_box(p.grid);
   if (layout.halo != physics::kRadius || p.theta.size() != static_cast<size_t>(m.points()))
     throw std::invalid_argument("fill_tti_medium: call finish_problem first; the layout's halo is the radius");
+  // The medium box's planes the layout holds (all of them, unless it is FieldLayout::planes).
+  const physics::Box3 w = layout.with_halo();
+  const int i_begin = std::max(w.lo.i, m.lo.i) - m.lo.i, i_end = std::min(w.hi().i, m.hi().i) - m.lo.i;
 #pragma omp parallel for collapse(2)
-  for (int i = 0; i < m.n.i; ++i)
+  for (int i = i_begin; i < i_end; ++i)
     for (int j = 0; j < m.n.j; ++j)
       for (int k = 0; k < m.n.k; ++k) {
         const size_t o = (static_cast<size_t>(i) * m.n.j + j) * m.n.k + k;

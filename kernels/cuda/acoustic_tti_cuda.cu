@@ -38,6 +38,8 @@ namespace cuda {
 namespace {
 
 constexpr int kArrays = 12;  // without the split form's centre weights (two more)
+/// Planes of the medium a host slab takes on its way to the GPU (the constructor's upload).
+constexpr std::int64_t kMediumSlab = 16;
 
 /// One grid-sized array of the arena (non-owning): the step's fields and medium lie in one
 /// allocation, in an order that keeps the arrays swic_split_tma copies together equally spaced
@@ -272,14 +274,21 @@ class CudaAcousticTti final : public Propagator {
     upload_dense(v2dt2_, problem.v2dt2.data());
     upload_dense(b_, problem.b.data());
     {
-      std::vector<float> host(static_cast<size_t>(4 * n), 0.0f);
-      float* m = host.data();
-      fill_tti_medium(problem, layout_, m, m + n, m + 2 * n, m + 3 * n);
+      // The medium by slabs of kMediumSlab planes through one host buffer (1 GB at 1000^3, not 16):
+      // array c of a slab at c * slab planes, so that the row padding the fill never writes stays 0.
+      const std::int64_t plane = layout_.nz_alloc * layout_.ny_alloc, slab = std::min(kMediumSlab, layout_.nx_alloc);
+      std::vector<float> host(static_cast<size_t>(4 * slab * plane), 0.0f);
       GridArray* medium[] = {&nx_, &ny_, &nz_, &inv_a_};
-      for (int c = 0; c < 4; ++c)
-        MM_CUDA_CHECK(cudaMemcpyAsync(medium[c]->data(), m + c * n, static_cast<size_t>(n) * 4,
-                                      cudaMemcpyHostToDevice, stream_.get()));
-      MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // before `host` goes
+      for (std::int64_t first = 0; first < layout_.nx_alloc; first += slab) {
+        const std::int64_t count = std::min(slab, layout_.nx_alloc - first);
+        float* m = host.data();
+        const std::int64_t apart = slab * plane;
+        fill_tti_medium(problem, layout_.planes(first, count), m, m + apart, m + 2 * apart, m + 3 * apart);
+        for (int c = 0; c < 4; ++c)
+          MM_CUDA_CHECK(cudaMemcpyAsync(medium[c]->data() + first * plane, m + c * apart,
+                                        static_cast<size_t>(count * plane) * 4, cudaMemcpyHostToDevice, stream_.get()));
+        MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));  // before the next slab overwrites `host`
+      }
     }
     for (int a = 0; a < 3; ++a) {
       const auto& e = p_.damping.eta[a];

@@ -7,12 +7,14 @@
 #include <functional>
 #include <random>
 #include <stdexcept>
+#include <vector>
 
 #include "kernels/propagator.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/cfl.hpp"
 #include "physics/tti.hpp"
 #include "differences.hpp"
+#include "random_problem.hpp"
 
 namespace minimod {
 namespace {
@@ -298,6 +300,30 @@ TEST(Tti, ConstantAxisModelsGiveTheGeneralFormsResultsBitForBit) {
 // finish_problem marks a model whose axis is the same at every point (swic_split_tma's
 // constant-axis form): constant tilt and azimuth with delta, eps and v varying; any VTI model
 // (its azimuth moot); not a model with one point of another azimuth, even in the layer.
+// The CUDA propagator uploads the medium a slab of planes at a time (FieldLayout::planes): slabs
+// of every thickness, the last one short, fill exactly what the whole layout's fill does, and
+// nothing else of their buffers.
+TEST(Tti, TheMediumFilledBySlabsEqualsTheWholeFill) {
+  const auto p = testing::random_tti(5u, {13, 11, 9}, false);
+  const auto layout = physics::FieldLayout::make(p.grid.box(), physics::kRadius);
+  const std::int64_t n = layout.elements(), plane = layout.nz_alloc * layout.ny_alloc;
+  std::vector<float> whole(static_cast<size_t>(4 * n), 0.0f);
+  kernels::fill_tti_medium(p, layout, whole.data(), whole.data() + n, whole.data() + 2 * n, whole.data() + 3 * n);
+  for (const std::int64_t slab : {std::int64_t{1}, std::int64_t{4}, std::int64_t{7}, layout.nx_alloc}) {
+    std::vector<float> got(whole.size(), -1.0f);
+    for (std::int64_t first = 0; first < layout.nx_alloc; first += slab) {
+      const std::int64_t count = std::min(slab, layout.nx_alloc - first);
+      std::vector<float> buffer(static_cast<size_t>(4 * count * plane), 0.0f);
+      float* b = buffer.data();
+      const std::int64_t apart = count * plane;
+      kernels::fill_tti_medium(p, layout.planes(first, count), b, b + apart, b + 2 * apart, b + 3 * apart);
+      for (int c = 0; c < 4; ++c)
+        std::copy(b + c * apart, b + (c + 1) * apart, got.begin() + c * n + first * plane);
+    }
+    EXPECT_EQ(got, whole) << "slabs of " << slab << " planes";
+  }
+}
+
 TEST(Tti, ConstantAxisIsMarkedWhereTheAxisIsTheSameEverywhere) {
   const Index3 n{12, 10, 14};
   const double h = 10, dt = 1e-3;
