@@ -360,15 +360,17 @@ RunPlan make_plan(const io::Config& c) {
     plan.problem.cpml = pml::make_cpml_profiles(grid.shape, h, pml, cp);
   }
 
-  // --- model on the simulation grid, as (v dt)^2
-  std::vector<float> vp_grid = physics::pad_with_edges(vp, plan.model_shape, plan.pad_lo, plan.pad_hi);
-  plan.problem.v2dt2.resize(vp_grid.size());
-  const std::int64_t npts = static_cast<std::int64_t>(vp_grid.size());
+  // --- model on the simulation grid, as (v dt)^2: in place, and the model's vp freed first (at
+  // 1000^3 each of these arrays is 4 GB, and the TTI model's come next)
+  std::vector<float> v2dt2 = physics::pad_with_edges(vp, plan.model_shape, plan.pad_lo, plan.pad_hi);
+  std::vector<float>().swap(vp);
+  const std::int64_t npts = static_cast<std::int64_t>(v2dt2.size());
 #pragma omp parallel for schedule(static)
   for (std::int64_t n = 0; n < npts; ++n) {
-    const float vdt = static_cast<float>(vp_grid[static_cast<size_t>(n)] * plan.dt);
-    plan.problem.v2dt2[static_cast<size_t>(n)] = vdt * vdt;
+    const float vdt = static_cast<float>(v2dt2[static_cast<size_t>(n)] * plan.dt);
+    v2dt2[static_cast<size_t>(n)] = vdt * vdt;
   }
+  plan.problem.v2dt2 = std::move(v2dt2);
   kernels::finish_problem(plan.problem);
   if (plan.tti) finish_tti(c, plan, tti_model);
 
