@@ -832,94 +832,86 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     blk.fence_proxy();  // the generic reads of that slot before the copy engine's writes
     issue_halo<TX, TY, kAxis>(blk, maps, c_first + 1, at, halo_slot, bar);
   }
-  // The constant-axis inner launch takes its planes kQueue at a time, unrolled: after a whole
-  // turn of the queue its shifts (below) are renamings of registers, not moves (27 a plane).
-  constexpr int kQueue = kAxis && !kRows ? 2 * R + 1 : 1;
-  for (int c_turn = c_first; c_turn < c_end; c_turn += kQueue) {
-#pragma unroll
-    for (int u = 0; u < kQueue; ++u) {
-      const int c = c_turn + u;
-      if (c >= c_end) break;
-      // The CPML launch's output o = c - 4 reads its rows' centre weights from global memory: loaded
-      // here, so that they land while the plane's sums run (with 8 warps an SM, a wait at the
-      // output's completion is not hidden).
-      physics::TtiRowCentres kappa_rows{};
-      std::int64_t row_x = 0;  // the output's compact layer index
-      if constexpr (kRows) {
-        const int o = c - R;
-        if (o >= i_begin && o < i_end && writes) {
-          row_x = cpml.layer.start[slab] + cpml.layer.slab(slab).position(o, j, k);
-          kappa_rows = load_by_rows<physics::TtiRowCentres>(cpml.row_centres, cpml, row_x);
-        }
+  for (int c = c_first; c < c_end; ++c) {
+    // The CPML launch's output o = c - 4 reads its rows' centre weights from global memory: loaded
+    // here, so that they land while the plane's sums run (with 8 warps an SM, a wait at the
+    // output's completion is not hidden).
+    physics::TtiRowCentres kappa_rows{};
+    std::int64_t row_x = 0;  // the output's compact layer index
+    if constexpr (kRows) {
+      const int o = c - R;
+      if (o >= i_begin && o < i_end && writes) {
+        row_x = cpml.layer.start[slab] + cpml.layer.slab(slab).position(o, j, k);
+        kappa_rows = load_by_rows<physics::TtiRowCentres>(cpml.row_centres, cpml, row_x);
       }
-      add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, plane_weights<Sums>(g), Q);
-      if constexpr (kRows) {
-        if (cpml.psi_by_rows(slab) && c >= i_begin && c < i_end && writes) {
-          if constexpr (kAxis) {  // the model's axis, 1 / a from the own ring
-            const float inv_a = own_ring(c)[2 * kOwnPoints];
-            plane_psi<SX>(cpml, slab, buffer(c), e, {g.axis.nx, g.axis.ny, g.axis.nz, inv_a}, c, j, k);
-          } else {
-            plane_psi<SX>(cpml, slab, buffer(c), e, own.m, c, j, k);
-          }
-        }
-      }
-
-      // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
-      // complete output o = c - 4 from its output slot.
-      const int P = c + 1, n = P - c_first;
-      if (P < c_end) {
-        blk.wait(bar, static_cast<unsigned>(n) & 1u);
-        own = stage_plane(P);
-      }
-      const int o = c - R, q = o - i_begin;
-      const bool completes = o >= i_begin && o < i_end;  // block-uniform
-      if (kOutputSlot && completes) blk.wait(bar + 1, static_cast<unsigned>(q) & 1u);
-      if (completes && writes) {
-        const float* x = reinterpret_cast<const float*>(own_slot) + ty * TX + tx;  // array a at x[a * kOwnPoints]
-        const auto in = [x](int a) { return x[a * kOwnPoints]; };
-        // (the constant-axis form: p, q and 1 / a from the own ring, no axis)
-        const float* const rg = own_ring(o);
-        const RawPoint ro = kAxis ? RawPoint{{0, 0, 0, rg[2 * kOwnPoints]}, rg[0], rg[kOwnPoints]}
-                                  : RawPoint{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
-        if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
-          store_by_rows(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows));
-        } else {
-          const float kappa_perp = kAxis ? g.axis_weights.kappa_perp : in(6);
-          const physics::TtiRhs r = output_rhs(Q[0], ro, {kappa_perp, in(7)}, in(8));
-          const std::int64_t off = g.p.offset(o, j, k);
-          if (g.inner.contains(o, j, k)) {
-            g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
-            g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
-          } else {  // the damped update with everything from the slot (issue_output)
-            const float* lx = reinterpret_cast<const float*>(own_slot + L::kOwnSlot) + ty * TX + tx;
-            const TtiLayerPoint pt{in(9), in(10), in(11), lx[0], lx[kOwnPoints], ro.m.inv_a == 1.0f && in(8) == 0.0f};
-            const float* around = reinterpret_cast<const float*>(own_slot + L::kOwnSlot + kLayerOwnArrays * L::kOwnBytes) +
-                                  (L::kAroundY + ty + 1) * L::kAroundX + tx + R;  // point (o, j, k) of box 0
-            const auto box = [around](int a) {
-              const float* f = around + a * (L::kAroundBytes / 4);
-              return [f](int di, int dj, int dk) { return f[(di * L::kAroundY + dj) * L::kAroundX + dk]; };
-            };
-            tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, box(0), box(1), r), pt.isotropic);
-          }
-        }
-      }
-      blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
-      if (t == 0) {
-        if (P + 1 < c_end) {
-          blk.fence_proxy();
-          issue_halo<TX, TY, kAxis>(blk, maps, P + 1, at, halo_slot, bar);
-        }
-        if constexpr (kOutputSlot) {
-          if (completes && o + 1 < i_end) {
-            blk.fence_proxy();
-            issue_output<TX, TY, kRows, kAxis>(blk, maps, o + 1, meets_layer(o + 1), at, own_slot, bar + 1);
-          }
-        }
-      }
-#pragma unroll
-      for (int d = 0; d < 2 * R; ++d) Q[d] = Q[d + 1];
-      Q[2 * R] = Sums{};
     }
+    add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, plane_weights<Sums>(g), Q);
+    if constexpr (kRows) {
+      if (cpml.psi_by_rows(slab) && c >= i_begin && c < i_end && writes) {
+        if constexpr (kAxis) {  // the model's axis, 1 / a from the own ring
+          const float inv_a = own_ring(c)[2 * kOwnPoints];
+          plane_psi<SX>(cpml, slab, buffer(c), e, {g.axis.nx, g.axis.ny, g.axis.nz, inv_a}, c, j, k);
+        } else {
+          plane_psi<SX>(cpml, slab, buffer(c), e, own.m, c, j, k);
+        }
+      }
+    }
+
+    // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
+    // complete output o = c - 4 from its output slot.
+    const int P = c + 1, n = P - c_first;
+    if (P < c_end) {
+      blk.wait(bar, static_cast<unsigned>(n) & 1u);
+      own = stage_plane(P);
+    }
+    const int o = c - R, q = o - i_begin;
+    const bool completes = o >= i_begin && o < i_end;  // block-uniform
+    if (kOutputSlot && completes) blk.wait(bar + 1, static_cast<unsigned>(q) & 1u);
+    if (completes && writes) {
+      const float* x = reinterpret_cast<const float*>(own_slot) + ty * TX + tx;  // array a at x[a * kOwnPoints]
+      const auto in = [x](int a) { return x[a * kOwnPoints]; };
+      // (the constant-axis form: p, q and 1 / a from the own ring, no axis)
+      const float* const rg = own_ring(o);
+      const RawPoint ro = kAxis ? RawPoint{{0, 0, 0, rg[2 * kOwnPoints]}, rg[0], rg[kOwnPoints]}
+                                : RawPoint{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
+      if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
+        store_by_rows(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows));
+      } else {
+        const float kappa_perp = kAxis ? g.axis_weights.kappa_perp : in(6);
+        const physics::TtiRhs r = output_rhs(Q[0], ro, {kappa_perp, in(7)}, in(8));
+        const std::int64_t off = g.p.offset(o, j, k);
+        if (g.inner.contains(o, j, k)) {
+          g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
+          g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
+        } else {  // the damped update with everything from the slot (issue_output)
+          const float* lx = reinterpret_cast<const float*>(own_slot + L::kOwnSlot) + ty * TX + tx;
+          const TtiLayerPoint pt{in(9), in(10), in(11), lx[0], lx[kOwnPoints], ro.m.inv_a == 1.0f && in(8) == 0.0f};
+          const float* around = reinterpret_cast<const float*>(own_slot + L::kOwnSlot + kLayerOwnArrays * L::kOwnBytes) +
+                                (L::kAroundY + ty + 1) * L::kAroundX + tx + R;  // point (o, j, k) of box 0
+          const auto box = [around](int a) {
+            const float* f = around + a * (L::kAroundBytes / 4);
+            return [f](int di, int dj, int dk) { return f[(di * L::kAroundY + dj) * L::kAroundX + dk]; };
+          };
+          tti_store_layer(g, off, tti_damped_update(g, o, j, k, pt, box(0), box(1), r), pt.isotropic);
+        }
+      }
+    }
+    blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
+    if (t == 0) {
+      if (P + 1 < c_end) {
+        blk.fence_proxy();
+        issue_halo<TX, TY, kAxis>(blk, maps, P + 1, at, halo_slot, bar);
+      }
+      if constexpr (kOutputSlot) {
+        if (completes && o + 1 < i_end) {
+          blk.fence_proxy();
+          issue_output<TX, TY, kRows, kAxis>(blk, maps, o + 1, meets_layer(o + 1), at, own_slot, bar + 1);
+        }
+      }
+    }
+#pragma unroll
+    for (int d = 0; d < 2 * R; ++d) Q[d] = Q[d + 1];
+    Q[2 * R] = Sums{};
   }
 }
 
