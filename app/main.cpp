@@ -238,12 +238,13 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   std::printf("summary propagator=%s backend=%s kernel=%s shape=%dx%dx%d ranks=%d decomposition=%s "
               "transport=%s steps=%d seconds=%.3f gpts_per_s=%.3f step_ms=%.4f interior_ms=%.4f "
               "shell_ms=%.4f exchange_exposed_ms=%.4f output_ms=%.4f snapshot_wait_s=%.3f "
-              "snapshot_flush_s=%.3f growth_after_source=%.3g output=%s\n",
+              "snapshot_flush_s=%.3f growth_after_source=%.3g host_peak_gib=%.3f output=%s\n",
               config.propagator.c_str(), prop->backend().c_str(), prop->kernel().c_str(), g.i, g.j,
               g.k, session.size(), decomposition.dims_string().c_str(),
               dist ? dist->transport().c_str() : "none", plan.steps, r.seconds, r.gpts_per_s, step_ms,
               interior_ms, shell_ms, exposed_ms, output_ms, r.snapshot_wait_seconds,
-              r.snapshot_flush_seconds, r.growth_after_source, config.output.file.c_str());
+              r.snapshot_flush_seconds, r.growth_after_source, app::peak_resident_bytes() / double(1 << 30),
+              config.output.file.c_str());
   return 0;
 }
 

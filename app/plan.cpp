@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <limits>
 #include <sstream>
 #include <utility>
@@ -178,6 +180,16 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
 
 /// The TTI problem on the simulation grid: the model padded like vp, Minimod's damping profiles
 /// in the padding (the TTI layer, kernels/tti_propagator.hpp), receivers on p or q.
+/// The value of `key` (in kB) of a /proc file of `key value kB` lines, in bytes; 0 where absent.
+std::int64_t proc_kib(const char* file, const std::string& key) {
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind(key, 0) == 0) return std::atoll(line.c_str() + key.size()) * 1024;
+  return 0;
+}
+std::int64_t available_host_bytes() { return proc_kib("/proc/meminfo", "MemAvailable:"); }
+
 void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
   auto& t = plan.tti_problem;
   const auto& iso = plan.problem;
@@ -235,6 +247,33 @@ std::int64_t estimate_tti_bytes(const kernels::AcousticTtiProblem& t) {
     floats += kernels::kTtiCpmlFields * kernels::LayerIndex::make(t.grid.shape, kernels::inner_box(t)).count;
   }
   return floats * static_cast<std::int64_t>(sizeof(float));
+}
+
+std::int64_t peak_resident_bytes() { return proc_kib("/proc/self/status", "VmHWM:"); }
+
+std::string host_memory_warning(std::int64_t need, std::int64_t available) {
+  if (available <= 0 || need <= available) return "";
+  return "host memory: this run needs about " + fmt(need / double(1 << 30)) + " GiB at its peak and " +
+         fmt(available / double(1 << 30)) +
+         " GiB are available (MemAvailable): it may be killed for want of memory; a smaller grid, or more "
+         "ranks on more nodes (execution.decomposition), needs less";
+}
+
+std::int64_t estimate_host_bytes(const RunPlan& plan, bool gpu) {
+  const auto& grid = plan.problem.grid;
+  const auto layout = physics::FieldLayout::make(grid.box(), physics::kRadius);
+  const double points = static_cast<double>(grid.points()), model = static_cast<double>(plan.model_shape.i) *
+                                                                        plan.model_shape.j * plan.model_shape.k;
+  const double traces = static_cast<double>(plan.samples()) * plan.receiver_count();
+  // (isotropic: the plan's (v dt)^2 and the propagator's copy of its problem, while it lays it out)
+  double building = model + points, kept = 2 * points, backend = gpu ? 0.0 : plan.field_bytes / 4.0;  // floats
+  if (plan.tti) {
+    const double medium = static_cast<double>(kernels::medium_box(grid).points());
+    building = 7 * points + medium;  // (v dt)^2, the angles, eps, delta, a, b; one array grown to the medium box
+    kept = 2 * points + 3 * medium;
+    if (gpu) backend = 4.0 * kernels::kTtiMediumSlab * layout.nz_alloc * layout.ny_alloc;
+  }
+  return static_cast<std::int64_t>(4 * std::max(building, kept + backend + traces));
 }
 
 RunPlan make_plan(const io::Config& c) {
@@ -463,6 +502,10 @@ RunPlan make_plan(const io::Config& c) {
   plan.field_bytes =
       plan.tti ? estimate_tti_bytes(plan.tti_problem) : estimate_field_bytes(grid.shape, plan.problem.pml_kind, two_step);
   plan.memory_bytes = plan.field_bytes + static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
+  const bool gpu = backend == "cuda" || (backend == "auto" && kernels::resolve_backend("auto") == "cuda");
+  plan.host_bytes = estimate_host_bytes(plan, gpu);
+  const std::string short_of_memory = host_memory_warning(plan.host_bytes, available_host_bytes());
+  if (!short_of_memory.empty()) plan.warnings.push_back(short_of_memory);
   return plan;
 }
 
@@ -503,7 +546,7 @@ std::string describe(const RunPlan& p) {
       << p.snapshot_shape.j << " x " << p.snapshot_shape.k << " every " << p.snapshot_every << " steps\n";
   s << "memory       " << fmt(p.memory_bytes / double(1 << 30)) << " GiB (fields "
     << fmt(p.field_bytes / double(1 << 30))
-    << " GiB)\n";
+    << " GiB); host " << fmt(p.host_bytes / double(1 << 30)) << " GiB at its peak\n";
   s << "output       " << p.config.output.file << "\n";
   return s.str();
 }

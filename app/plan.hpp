@@ -44,6 +44,7 @@ struct RunPlan {
   physics::Index3 snapshot_shape;   // points per axis after striding
   std::int64_t field_bytes = 0;     // estimate of the propagator's fields
   std::int64_t memory_bytes = 0;    // estimate of the propagator's memory (fields and traces)
+  std::int64_t host_bytes = 0;      // estimate of this process's host memory at its peak (estimate_host_bytes)
   std::vector<std::string> warnings;
 
   int receiver_count() const { return static_cast<int>(receiver_positions.size()); }
@@ -52,6 +53,23 @@ struct RunPlan {
 };
 
 RunPlan make_plan(const io::Config& config);
+
+/// Host memory a one-rank run of `plan` holds at its peak, besides the program itself: the plan's
+/// model arrays while it builds them (for TTI some eight grid-sized arrays: v, its padded forms,
+/// epsilon, delta, the angles, a and b), or those it keeps (TTI: (v dt)^2, b, the angles and a;
+/// isotropic: (v dt)^2, and the propagator's copy of it while it lays it out) with the backend's host arrays (the CPU backend's fields, field_bytes; the
+/// CUDA TTI propagator's upload slabs) and the traces, whichever is more. A distributed run's
+/// ranks each build the whole model before they take their part of it.
+std::int64_t estimate_host_bytes(const RunPlan& plan, bool gpu);
+
+/// This process's peak resident memory so far (VmHWM of /proc/self/status), in bytes; 0 where it
+/// cannot be read. The run's summary prints it (host_peak_gib) beside the plan's figure.
+std::int64_t peak_resident_bytes();
+
+/// The warning a plan carries when its host figure `need` exceeds the `available` bytes (the
+/// machine's MemAvailable, read once the plan is made: before the propagator allocates; 0: unknown,
+/// no warning); empty otherwise.
+std::string host_memory_warning(std::int64_t need, std::int64_t available);
 
 /// Human-readable plan (for --dry-run and the run banner).
 std::string describe(const RunPlan& plan);

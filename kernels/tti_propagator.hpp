@@ -71,6 +71,10 @@ struct AcousticTtiProblem : TtiProblemSettings {
   std::vector<float> theta, phi, a;
 };
 
+/// Planes of the medium a host slab takes on the CUDA propagator's upload (its only host array of
+/// the grid's size: four slabs).
+constexpr std::int64_t kTtiMediumSlab = 16;
+
 /// The model's axis as the kernels take it, for logs and tables: "VTI" (the VTI forms),
 /// "constant axis" (one tilted axis everywhere: swic_split_tma's constant-axis form) or "varying
 /// axis" (the 73-point split or pair form).

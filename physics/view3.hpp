@@ -70,7 +70,7 @@ struct FieldLayout {
   /// a large array a slab at a time).
   FieldLayout planes(std::int64_t first, std::int64_t count) const {
     FieldLayout l = *this;
-    l.interior.lo.i = static_cast<int>(interior.lo.i - halo + first + halo);
+    l.interior.lo.i = static_cast<int>(interior.lo.i + first);  // with_halo() starts at plane `first`
     l.interior.n.i = static_cast<int>(count - 2 * halo);  // below zero for slabs thinner than two halos
     l.nx_alloc = count;
     return l;

@@ -275,6 +275,7 @@ class CpuAcousticIso final : public Propagator {
       for (int j = 0; j < n.j; ++j)
         std::memcpy(m.ptr(i, j, 0), &p_.v2dt2[(static_cast<size_t>(i) * n.j + j) * n.k],
                     sizeof(float) * n.k);
+    std::vector<float>().swap(p_.v2dt2);  // in v2dt2_ now
   }
 
   std::string backend() const override { return "cpu"; }

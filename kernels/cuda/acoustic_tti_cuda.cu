@@ -38,8 +38,6 @@ namespace cuda {
 namespace {
 
 constexpr int kArrays = 12;  // without the split form's centre weights (two more)
-/// Planes of the medium a host slab takes on its way to the GPU (the constructor's upload).
-constexpr std::int64_t kMediumSlab = 16;
 
 /// One grid-sized array of the arena (non-owning): the step's fields and medium lie in one
 /// allocation, in an order that keeps the arrays swic_split_tma copies together equally spaced
@@ -274,9 +272,9 @@ class CudaAcousticTti final : public Propagator {
     upload_dense(v2dt2_, problem.v2dt2.data());
     upload_dense(b_, problem.b.data());
     {
-      // The medium by slabs of kMediumSlab planes through one host buffer (1 GB at 1000^3, not 16):
+      // The medium by slabs of kTtiMediumSlab planes through one host buffer (1 GB at 1000^3, not 16):
       // array c of a slab at c * slab planes, so that the row padding the fill never writes stays 0.
-      const std::int64_t plane = layout_.nz_alloc * layout_.ny_alloc, slab = std::min(kMediumSlab, layout_.nx_alloc);
+      const std::int64_t plane = layout_.nz_alloc * layout_.ny_alloc, slab = std::min(kTtiMediumSlab, layout_.nx_alloc);
       std::vector<float> host(static_cast<size_t>(4 * slab * plane), 0.0f);
       GridArray* medium[] = {&nx_, &ny_, &nz_, &inv_a_};
       for (std::int64_t first = 0; first < layout_.nx_alloc; first += slab) {

@@ -3,10 +3,20 @@
 // keeps u^{n+1} and u^{n+2} beside u, u_prev) where it advances in pairs: Minimod's layer, no
 // free surface, not the CPU backend.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <iterator>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "app/plan.hpp"
+#include "io/config.hpp"
 #include "kernels/backends.hpp"
 #include "kernels/tti_propagator.hpp"
 #include "physics/grid.hpp"
@@ -73,6 +83,96 @@ TEST(PlanMemory, OnlyTemporalIsATwoStepKernel) {
   EXPECT_FALSE(kernels::two_step_kernel(problem, "auto"));
   EXPECT_FALSE(kernels::two_step_kernel(problem, "no_such_family:1x2x3"));
   EXPECT_EQ(kernels::two_step_kernel(problem, "temporal:32x8x1000"), kernels::two_step_kernel(problem, "temporal"));
+}
+
+TEST(PlanMemory, WarnsWhenTheHostFigureExceedsTheAvailableMemory) {
+  const std::int64_t gib = std::int64_t{1} << 30;
+  const std::string w = app::host_memory_warning(40 * gib, 24 * gib);
+  EXPECT_NE(w.find("40 GiB"), std::string::npos) << w;
+  EXPECT_NE(w.find("24 GiB"), std::string::npos) << w;
+  EXPECT_EQ(app::host_memory_warning(20 * gib, 24 * gib), "");
+  EXPECT_EQ(app::host_memory_warning(40 * gib, 0), "");  // MemAvailable unknown: no warning
+}
+
+extern "C" char** environ;
+
+/// The peak resident memory `minimod --config path` reports in its summary (host_peak_gib: its
+/// own VmHWM, which, unlike a child's ru_maxrss, does not start from this process's peak), in
+/// bytes, one OpenMP thread; -1 if it did not run or failed.
+std::int64_t peak_of_run(const std::string& path, const std::string& out) {
+  std::vector<std::string> args = {MINIMOD_BINARY, "--config", path, "--quiet"};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env = {"OMP_NUM_THREADS=1"};
+  for (char** e = environ; *e != nullptr; ++e)
+    if (std::string(*e).rfind("OMP_NUM_THREADS=", 0) != 0) env.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t to_file;
+  posix_spawn_file_actions_init(&to_file);
+  posix_spawn_file_actions_addopen(&to_file, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  const int spawned = posix_spawn(&pid, MINIMOD_BINARY, &to_file, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&to_file);
+  int status = 0;
+  if (spawned != 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto at = text.find(" host_peak_gib=");
+  if (at == std::string::npos) return -1;
+  return static_cast<std::int64_t>(std::atof(text.c_str() + at + 15) * double(1 << 30));
+}
+
+// The host figure (--dry-run's "host ... at its peak") against the real binary's peak resident
+// memory (its summary's host_peak_gib) on the CPU backend: a survey's peak less that of the same
+// survey on a tiny grid (the program, its libraries, its buffers) is within 5% of the figure's
+// difference, for TTI with each layer and for the isotropic propagator.
+TEST(PlanMemory, HostFigureIsWithinFivePercentOfTheMeasuredPeak) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("minimod-host-memory-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const auto survey = [&](const std::string& propagator, const std::string& layer, int n) {
+    const std::string path = (dir / (propagator + layer + std::to_string(n) + ".yaml")).string();
+    std::ofstream(path) << "propagator: " << propagator << "\n"
+                        << "grid: {shape: [" << n << ", " << n << ", " << n << "], spacing: [10, 10, 10]}\n"
+                        << "model:\n  vp: {constant: 2000}\n"
+                        << (propagator == "acoustic_tti"
+                                ? "  epsilon: {constant: 0.2}\n  delta: {constant: 0.1}\n"
+                                  "  theta: {constant: 30, units: deg}\n  phi: {constant: 20, units: deg}\n"
+                                : "")
+                        << "time: {duration: 0.004}\n"
+                        << "source: {frequency: 10, position: [" << 5 * n << ", " << 5 * n << ", " << 5 * n << "]}\n"
+                        << "boundary:\n  pml: {width: 8" << (layer.empty() ? "" : ", tti: " + layer) << "}\n"
+                        << "execution: {backend: cpu}\n"
+                        << "output: {file: " << (dir / "out.h5").string() << ", overwrite: true}\n";
+    return path;
+  };
+  const std::pair<std::string, std::string> kinds[] = {{"acoustic_tti", "cpml"}, {"acoustic_tti", "sponge"},
+                                                       {"acoustic_iso", ""}};
+  const std::string out = (dir / "stdout.txt").string();
+  std::vector<std::int64_t> base, peak;
+  for (const auto& [propagator, layer] : kinds) {
+    base.push_back(peak_of_run(survey(propagator, layer, 12), out));
+    peak.push_back(peak_of_run(survey(propagator, layer, 150), out));
+  }
+  const auto figure = [&](const std::string& propagator, const std::string& layer, int n) {
+    return app::make_plan(io::load_config(survey(propagator, layer, n), {})).host_bytes;
+  };
+  for (size_t r = 0; r < std::size(kinds); ++r) {
+    const auto& [propagator, layer] = kinds[r];
+    SCOPED_TRACE(propagator + " " + layer);
+    ASSERT_GT(base[r], 0) << "the tiny survey did not run";
+    ASSERT_GT(peak[r], 0) << "the survey did not run";
+    const double measured = double(peak[r] - base[r]);
+    const double planned = double(figure(propagator, layer, 150) - figure(propagator, layer, 12));
+    std::printf("%s %s: planned %.1f MiB, measured %.1f MiB\n", propagator.c_str(), layer.c_str(),
+                planned / (1 << 20), measured / (1 << 20));
+    EXPECT_NEAR(planned / measured, 1.0, 0.05);
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
 }
 
 }  // namespace
