@@ -207,15 +207,17 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
   };
   t.theta = pad(m.theta);
   t.phi = pad(m.phi);
-  auto eps = pad(m.eps), delta = pad(m.delta);  // the layer is as anisotropic as the model's edge
-  t.a.resize(eps.size());
-  t.b.resize(eps.size());
-  const std::int64_t points = static_cast<std::int64_t>(eps.size());
+  // The layer is as anisotropic as the model's edge. a and b take the padded delta's and
+  // epsilon's places (two grid-sized arrays less at the plan's peak).
+  t.b = pad(m.eps);
+  t.a = pad(m.delta);
+  const std::int64_t points = static_cast<std::int64_t>(t.a.size());
 #pragma omp parallel for schedule(static)
   for (std::int64_t n = 0; n < points; ++n) {
     const auto x = static_cast<size_t>(n);
-    t.a[x] = 1.0f + 2.0f * delta[x];
-    t.b[x] = 2.0f * (eps[x] - delta[x]);
+    const float eps = t.b[x], delta = t.a[x];
+    t.a[x] = 1.0f + 2.0f * delta;
+    t.b[x] = 2.0f * (eps - delta);
   }
   t.record_q = c.output.record == "q";
   kernels::finish_problem(t);
@@ -269,7 +271,9 @@ std::int64_t estimate_host_bytes(const RunPlan& plan, bool gpu) {
   double building = model + points, kept = 2 * points, backend = gpu ? 0.0 : plan.field_bytes / 4.0;  // floats
   if (plan.tti) {
     const double medium = static_cast<double>(kernels::medium_box(grid).points());
-    building = 7 * points + medium;  // (v dt)^2, the angles, eps, delta, a, b; one array grown to the medium box
+    // vp, eps, delta and the angles on the model while vp is padded; (v dt)^2 and the last model
+    // array padded; (v dt)^2, the angles, a and b with one of them grown to the medium box
+    building = std::max({5 * model + points, model + 5 * points, 5 * points + medium});
     kept = 2 * points + 3 * medium;
     if (gpu) backend = 4.0 * kernels::kTtiMediumSlab * layout.nz_alloc * layout.ny_alloc;
   }

@@ -55,8 +55,8 @@ struct RunPlan {
 RunPlan make_plan(const io::Config& config);
 
 /// Host memory a one-rank run of `plan` holds at its peak, besides the program itself: the plan's
-/// model arrays while it builds them (for TTI some eight grid-sized arrays: v, its padded forms,
-/// epsilon, delta, the angles, a and b), or those it keeps (TTI: (v dt)^2, b, the angles and a;
+/// model arrays while it builds them (for TTI some six grid-sized arrays: v, epsilon, delta and
+/// the angles, padded one after another, then a and b in epsilon's and delta's places), or those it keeps (TTI: (v dt)^2, b, the angles and a;
 /// isotropic: (v dt)^2, and the propagator's copy of it while it lays it out) with the backend's host arrays (the CPU backend's fields, field_bytes; the
 /// CUDA TTI propagator's upload slabs) and the traces, whichever is more. A distributed run's
 /// ranks each build the whole model before they take their part of it.
