@@ -178,8 +178,6 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
   return m;
 }
 
-/// The TTI problem on the simulation grid: the model padded like vp, Minimod's damping profiles
-/// in the padding (the TTI layer, kernels/tti_propagator.hpp), receivers on p or q.
 /// The value of `key` (in kB) of a /proc file of `key value kB` lines, in bytes; 0 where absent.
 std::int64_t proc_kib(const char* file, const std::string& key) {
   std::ifstream in(file);
@@ -190,6 +188,8 @@ std::int64_t proc_kib(const char* file, const std::string& key) {
 }
 std::int64_t available_host_bytes() { return proc_kib("/proc/meminfo", "MemAvailable:"); }
 
+/// The TTI problem on the simulation grid: the model padded like vp, Minimod's damping profiles
+/// in the padding (the TTI layer, kernels/tti_propagator.hpp), receivers on p or q.
 void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
   auto& t = plan.tti_problem;
   const auto& iso = plan.problem;
@@ -257,8 +257,7 @@ std::string host_memory_warning(std::int64_t need, std::int64_t available) {
   if (available <= 0 || need <= available) return "";
   return "host memory: this run needs about " + fmt(need / double(1 << 30)) + " GiB at its peak and " +
          fmt(available / double(1 << 30)) +
-         " GiB are available (MemAvailable): it may be killed for want of memory; a smaller grid, or more "
-         "ranks on more nodes (execution.decomposition), needs less";
+         " GiB are available (MemAvailable): it may be killed for want of memory";
 }
 
 std::int64_t estimate_host_bytes(const RunPlan& plan, bool gpu) {
