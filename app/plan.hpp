@@ -54,13 +54,15 @@ struct RunPlan {
 
 RunPlan make_plan(const io::Config& config);
 
-/// Host memory a one-rank run of `plan` holds at its peak, besides the program itself: the plan's
-/// model arrays while it builds them (for TTI some six grid-sized arrays: v, epsilon, delta and
-/// the angles, padded one after another, then a and b in epsilon's and delta's places), or those it keeps (TTI: (v dt)^2, b, the angles and a;
-/// isotropic: (v dt)^2, and the propagator's copy of it while it lays it out) with the backend's host arrays (the CPU backend's fields, field_bytes; the
-/// CUDA TTI propagator's upload slabs) and the traces, whichever is more. For one rank over the
-/// whole grid: a distributed run's ranks each build the whole model too, then hold their
-/// subdomain's share of the rest.
+/// Host memory a one-rank run of `plan` holds at its peak, besides the program itself, whichever
+/// is more of:
+///  - the plan's model arrays while it builds them (TTI: some six grid-sized arrays; v, epsilon,
+///    delta and the angles, padded one after another, then a and b in epsilon's and delta's places);
+///  - those it keeps (TTI: (v dt)^2, b, the angles and a; isotropic: (v dt)^2, and the propagator's
+///    copy of it while it lays it out), the backend's host arrays (the CPU backend's fields,
+///    field_bytes; the CUDA TTI propagator's upload slabs) and the traces.
+/// For one rank over the whole grid: a distributed run's ranks each build the whole model too,
+/// then hold their subdomain's share of the rest.
 std::int64_t estimate_host_bytes(const RunPlan& plan, bool gpu);
 
 /// This process's peak resident memory so far (VmHWM of /proc/self/status), in bytes; 0 where it
