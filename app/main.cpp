@@ -121,7 +121,7 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
     return 0;
   }
   const io::Config config = io::load_config(cli.config, cli.overrides);
-  const app::RunPlan plan = app::make_plan(config);
+  app::RunPlan plan = app::make_plan(config);
   const std::string backend = kernels::resolve_backend(config.execution.backend);
   if (config.execution.threads > 0) omp_set_num_threads(config.execution.threads);
   kernels::check_kernel_name(config.execution.kernel);
@@ -178,6 +178,7 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   } else {
     prop = kernels::make_acoustic_iso(plan.problem, backend, config.execution.kernel);
   }
+  app::release_model_arrays(plan);  // the propagator has the model in its own layout now
   log::info("kernel " + prop->kernel() + ", " + std::to_string(omp_get_max_threads()) +
             " CPU threads" + (dist ? ", halo transport " + dist->transport() : std::string()) +
             (plan.tti ? std::string(", model: ") + kernels::tti_axis_kind(plan.tti_problem) : std::string()));

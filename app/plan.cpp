@@ -251,6 +251,11 @@ std::int64_t estimate_tti_bytes(const kernels::AcousticTtiProblem& t) {
   return floats * static_cast<std::int64_t>(sizeof(float));
 }
 
+void release_model_arrays(RunPlan& plan) {
+  auto& t = plan.tti_problem;
+  for (auto* v : {&plan.problem.v2dt2, &t.v2dt2, &t.b, &t.theta, &t.phi, &t.a}) std::vector<float>().swap(*v);
+}
+
 std::int64_t peak_resident_bytes() { return proc_kib("/proc/self/status", "VmHWM:"); }
 
 std::string host_memory_warning(std::int64_t need, std::int64_t available) {

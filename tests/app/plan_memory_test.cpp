@@ -85,6 +85,27 @@ TEST(PlanMemory, OnlyTemporalIsATwoStepKernel) {
   EXPECT_EQ(kernels::two_step_kernel(problem, "temporal:32x8x1000"), kernels::two_step_kernel(problem, "temporal"));
 }
 
+TEST(PlanMemory, ReleasingTheModelArraysKeepsTheRestOfThePlan) {
+  auto c = testing::homogeneous_config({30, 24, 20}, 10, 2000, 15);
+  c.propagator = "acoustic_tti";
+  c.model.epsilon.constant = 0.1;
+  auto plan = app::make_plan(c);
+  auto& t = plan.tti_problem;
+  ASSERT_EQ(t.v2dt2.size(), static_cast<size_t>(t.grid.points()));
+  const auto shape = t.grid.shape;
+  const auto source = plan.source.size(), receivers = plan.receivers.size();
+  const auto eta = t.damping.eta[0];
+  app::release_model_arrays(plan);
+  for (const std::vector<float>* v : {&plan.problem.v2dt2, &t.v2dt2, &t.b, &t.theta, &t.phi, &t.a}) {
+    EXPECT_TRUE(v->empty());
+    EXPECT_EQ(v->capacity(), 0u);  // freed, not only cleared
+  }
+  EXPECT_EQ(t.grid.shape.i, shape.i);
+  EXPECT_EQ(plan.source.size(), source);
+  EXPECT_EQ(plan.receivers.size(), receivers);
+  EXPECT_EQ(t.damping.eta[0], eta);
+}
+
 TEST(PlanMemory, WarnsWhenTheHostFigureExceedsTheAvailableMemory) {
   const std::int64_t gib = std::int64_t{1} << 30;
   const std::string w = app::host_memory_warning(40 * gib, 24 * gib);
