@@ -138,6 +138,10 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   log::info("minimod " + std::string(MINIMOD_VERSION) + " (" + MINIMOD_COMMIT + "), backend " +
             backend + "\n" + app::describe(plan) + where);
   for (const auto& w : plan.warnings) log::warn(w);
+  if (!distributed) {
+    const std::string short_of_memory = app::host_memory_warning(plan.host_bytes, app::available_host_bytes());
+    if (!short_of_memory.empty()) log::warn(short_of_memory);
+  }
   if (cli.dry_run) return 0;
 
   // Output first: refuse an existing result before spending any time (rank 0 writes; the others

@@ -186,7 +186,6 @@ std::int64_t proc_kib(const char* file, const std::string& key) {
     if (line.rfind(key, 0) == 0) return std::atoll(line.c_str() + key.size()) * 1024;
   return 0;
 }
-std::int64_t available_host_bytes() { return proc_kib("/proc/meminfo", "MemAvailable:"); }
 
 /// The TTI problem on the simulation grid: the model padded like vp, Minimod's damping profiles
 /// in the padding (the TTI layer, kernels/tti_propagator.hpp), receivers on p or q.
@@ -255,6 +254,8 @@ void release_model_arrays(RunPlan& plan) {
   auto& t = plan.tti_problem;
   for (auto* v : {&plan.problem.v2dt2, &t.v2dt2, &t.b, &t.theta, &t.phi, &t.a}) std::vector<float>().swap(*v);
 }
+
+std::int64_t available_host_bytes() { return proc_kib("/proc/meminfo", "MemAvailable:"); }
 
 std::int64_t peak_resident_bytes() { return proc_kib("/proc/self/status", "VmHWM:"); }
 
@@ -512,8 +513,6 @@ RunPlan make_plan(const io::Config& c) {
   plan.memory_bytes = plan.field_bytes + static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
   const bool gpu = backend == "cuda" || (backend == "auto" && kernels::resolve_backend("auto") == "cuda");
   plan.host_bytes = estimate_host_bytes(plan, gpu);
-  const std::string short_of_memory = host_memory_warning(plan.host_bytes, available_host_bytes());
-  if (!short_of_memory.empty()) plan.warnings.push_back(short_of_memory);
   return plan;
 }
 

@@ -74,9 +74,12 @@ void release_model_arrays(RunPlan& plan);
 /// cannot be read. The run's summary prints it (host_peak_gib) beside the plan's figure.
 std::int64_t peak_resident_bytes();
 
-/// The warning a plan carries when its host figure `need` exceeds the `available` bytes (the
-/// machine's MemAvailable, read once the plan is made: before the propagator allocates; 0: unknown,
-/// no warning); empty otherwise.
+/// The machine's available memory (MemAvailable of /proc/meminfo) in bytes; 0 where unknown.
+std::int64_t available_host_bytes();
+
+/// The warning for a host figure `need` above the `available` bytes (0: unknown, no warning);
+/// empty otherwise. minimod gives it for a one-rank run, once the plan is made and before the
+/// propagator allocates (a distributed run's ranks hold other shares, several to a node).
 std::string host_memory_warning(std::int64_t need, std::int64_t available);
 
 /// Human-readable plan (for --dry-run and the run banner).
