@@ -420,7 +420,6 @@ RunPlan make_plan(const io::Config& c) {
   }
   plan.problem.v2dt2 = std::move(v2dt2);
   kernels::finish_problem(plan.problem);
-  if (plan.tti) finish_tti(c, plan, tti_model);
 
   // --- wavelet
   auto& w = plan.wavelet;
@@ -464,7 +463,7 @@ RunPlan make_plan(const io::Config& c) {
     const bool raw = minimod || c.source.injection == io::SourceConfig::Injection::raw;
     if (!raw) {
       const size_t o = (static_cast<size_t>(node.i) * grid.shape.j + node.j) * grid.shape.k + node.k;
-      wgt = static_cast<float>(wgt * (plan.tti ? plan.tti_problem.v2dt2 : plan.problem.v2dt2)[o] / cell);
+      wgt = static_cast<float>(wgt * plan.problem.v2dt2[o] / cell);
     }
     plan.source.push_back({node, wgt, 0});
   }
@@ -501,6 +500,9 @@ RunPlan make_plan(const io::Config& c) {
   plan.snapshot_stride = {snap.stride[0], snap.stride[1], snap.stride[2]};
   for (int a = 0; a < 3; ++a)
     plan.snapshot_shape[a] = (box.n[a] + plan.snapshot_stride[a] - 1) / plan.snapshot_stride[a];
+
+  // The TTI problem last: it takes (v dt)^2 from the isotropic one (the sources' weights read it above).
+  if (plan.tti) finish_tti(c, plan, tti_model);
 
   // The plan's problem is the whole grid (no halo exchange): in a distributed run a two-step
   // family takes single steps, so its two spare wavefields make the figure an upper bound there.
