@@ -618,20 +618,36 @@ struct SplitMaps {
   Map layer_aux, around;                // the layer's: aux_p, aux_q at the tile's points; p, q around them
 };
 
-/// The slots' layout: the halo slot, then the output slot with the layer's boxes after it.
-template <int TX, int TY>
+/// The medium's arrays the constant-axis form (kAxis) leaves out of its copies. It reads no nx,
+/// ny, nz (the first three of the medium's groups), so its halo slot takes 1 / a, p and q. Its
+/// output slot takes kappa_axis, b and v2dt2 and p_next, q_next (the other launches' last five
+/// arrays of the slot, from its start): p, q and 1 / a come from the own ring, kappa_perp with the weights
+/// (TtiAxisWeights::kappa_perp).
+constexpr int skipped_halo_medium(bool axis) { return axis ? 3 : 0; }
+constexpr int kAxisOwnSkipped = 5;  // nx, ny, nz, inv_a, kappa_perp
+constexpr int kAxisOwnCopied = kOwnMedium - kAxisOwnSkipped + 2;  // kappa_axis, b, v2dt2, p_next, q_next
+
+/// The slots' layout: the halo slots, then the output slots, each with the layer's boxes after it.
+/// The constant-axis form (kAxis) keeps two of each, so that a plane's copies are issued two
+/// planes before it is staged and an output's two planes before it completes; its slots hold the
+/// arrays it copies only (output slot array a, a >= kOwnFirst, at a - kOwnFirst).
+template <int TX, int TY, bool kAxis = false>
 struct TensorSlots {
+  static constexpr int kSlots = kAxis ? 2 : 1;
+  static constexpr int kOwnFirst = kAxis ? 2 + kAxisOwnSkipped : 0;
   static constexpr int kHaloBytes = TtiTile<TX, TY>::kPoints * 4;  // one array's box
   static constexpr int kOwnBytes = TX * TY * 4;
   static_assert(kHaloBytes % 128 == 0 && kOwnBytes % 128 == 0, "boxes land on 128-B boundaries");
-  static constexpr int kHaloSlot = kHaloArrays * kHaloBytes, kOwnSlot = kOwnArrays * kOwnBytes;
+  static constexpr int kHaloSlot = (kHaloArrays - skipped_halo_medium(kAxis)) * kHaloBytes;
+  static constexpr int kOwnSlot = (kOwnArrays - kOwnFirst) * kOwnBytes;
   // The layer's boxes, after the output slot: (k, j, i) extents of an `around` box and its bytes
   // (a group copy lands p's and q's back to back).
   static constexpr int kAroundX = TX + 2 * R, kAroundY = TY + 2, kAroundZ = 3;
   static constexpr int kAroundBytes = kAroundX * kAroundY * kAroundZ * 4;  // one array's; both land back to back
   static constexpr int kLayerBytes = kLayerOwnArrays * kOwnBytes + kLayerAroundArrays * kAroundBytes;  // landing
   static constexpr int kLayerSlot = (kLayerBytes + 127) / 128 * 128;
-  static constexpr int kBytes = kHaloSlot + kOwnSlot + kLayerSlot;
+  static constexpr int kOutputSlot = kOwnSlot + kLayerSlot;
+  static constexpr int kBytes = kSlots * (kHaloSlot + kOutputSlot);
 };
 
 /// The staged planes' kind of a queue of Sums, and the weights its add_plane takes.
@@ -669,22 +685,15 @@ constexpr int own_ring_bytes() {
   return std::is_same_v<Plane, AxisPlane> ? kOwnRing * 3 * TX * TY * 4 : 0;
 }
 
-/// Dynamic shared memory of the two slots, the staged planes, the barriers, the own ring and slack
-/// to align to 128 B.
+/// Dynamic shared memory of the slots, the staged planes, the barriers (one a slot), the own ring
+/// and slack to align to 128 B.
 template <int TX, int TY, class Plane = SplitPlane>
 constexpr int tensor_smem_bytes() {
-  return TensorSlots<TX, TY>::kBytes + TtiTile<TX, TY>::template kBytesOf<Plane> + 2 * 8 +
-         own_ring_bytes<TX, TY, Plane>() + 128;
+  using L = TensorSlots<TX, TY, std::is_same_v<Plane, AxisPlane>>;
+  return L::kBytes + TtiTile<TX, TY>::template kBytesOf<Plane> + 2 * L::kSlots * 8 + own_ring_bytes<TX, TY, Plane>() +
+         128;
 }
 
-/// The medium's arrays the constant-axis form (kAxis) leaves out of its copies. It reads no nx,
-/// ny, nz (the first three of the medium's groups), so its halo slot takes 1 / a, p and q. Its
-/// output slot takes kappa_axis, b and v2dt2 (at the places they have in the other launches'
-/// slots) and p_next, q_next: p, q and 1 / a come from the own ring, kappa_perp with the weights
-/// (TtiAxisWeights::kappa_perp).
-constexpr int skipped_halo_medium(bool axis) { return axis ? 3 : 0; }
-constexpr int kAxisOwnSkipped = 5;  // nx, ny, nz, inv_a, kappa_perp
-constexpr int kAxisOwnCopied = kOwnMedium - kAxisOwnSkipped + 2;  // kappa_axis, b, v2dt2, p_next, q_next
 
 /// A staged point's raw values from a halo slot (arrays `n` floats apart); kAxis: the slot holds
 /// 1 / a, p and q only (the axis left 0).
@@ -720,14 +729,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_halo(const Block& blk, const SplitMaps
 template <int TX, int TY, bool kRows = false, bool kAxis = false, class Block, class Map>
 MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMaps<Map>& maps, int o, bool layer,
                                                  const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
-  using L = TensorSlots<TX, TY>;
+  using L = TensorSlots<TX, TY, kAxis>;
   static_assert(!(kRows && kAxis), "the constant-axis CPML launch copies no output slot");
   constexpr int own = kAxis ? kAxisOwnCopied : (kRows ? kRowOwnArrays : kOwnArrays);
   const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
   blk.expect_bytes(bar, own * L::kOwnBytes + (layer ? L::kLayerBytes : 0));
   if constexpr (!kAxis) blk.copy_group(slot, maps.own_fields, k, j, i, bar);
-  blk.copy_group(slot + (2 + (kAxis ? kAxisOwnSkipped : 0)) * L::kOwnBytes, maps.own_medium, k, j, i, bar);
-  if constexpr (!kRows) blk.copy_group(slot + (2 + kOwnMedium) * L::kOwnBytes, maps.own_next, k, j, i, bar);
+  blk.copy_group(slot + (2 + (kAxis ? kAxisOwnSkipped : 0) - L::kOwnFirst) * L::kOwnBytes, maps.own_medium, k, j, i, bar);
+  if constexpr (!kRows) blk.copy_group(slot + (2 + kOwnMedium - L::kOwnFirst) * L::kOwnBytes, maps.own_next, k, j, i, bar);
   if (!layer) return;
   unsigned char* const s = slot + L::kOwnSlot;
   blk.copy_group(s, maps.layer_aux, k, j, i, bar);
@@ -748,14 +757,15 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   // The constant-axis CPML launch reads nothing of an output slot: p, q and 1 / a from the own ring.
   constexpr bool kOutputSlot = !(kRows && kAxis);
   using T = TtiTile<TX, TY>;
-  using L = TensorSlots<TX, TY>;
+  using L = TensorSlots<TX, TY, kAxis>;
   using Plane = typename PlaneOf<Sums>::type;
-  constexpr int SX = T::SX, kOwnPoints = TX * TY;
-  unsigned char* const halo_slot = align_128(raw);
-  unsigned char* const own_slot = halo_slot + L::kHaloSlot;
-  unsigned char* const planes = halo_slot + L::kBytes;
-  std::uint64_t* const bar = reinterpret_cast<std::uint64_t*>(planes + T::template kBytesOf<Plane>);  // halo, then output
-  float* const ring = reinterpret_cast<float*>(bar + 2);  // the own ring (kAxis only)
+  constexpr int SX = T::SX, kOwnPoints = TX * TY, kSlots = L::kSlots;
+  unsigned char* const halo_slots = align_128(raw);
+  unsigned char* const output_slots = halo_slots + kSlots * L::kHaloSlot;
+  unsigned char* const planes = halo_slots + L::kBytes;
+  // One barrier a slot: the halo slots', then the output slots'.
+  std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(planes + T::template kBytesOf<Plane>);
+  float* const ring = reinterpret_cast<float*>(bars + 2 * kSlots);  // the own ring (kAxis only)
   const physics::Index3 hi = region.hi();
   const BoxOrigin at{g.p.box.lo, region.lo.k - shift + blk.bx * TX, region.lo.j + blk.by * TY};
   const int i_begin = region.lo.i + blk.bz * chunk;
@@ -764,6 +774,15 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const auto buffer = [c_first, planes](int c) {
     return Plane::carve(planes + ((c - c_first) & 1) * (T::kPoints * Plane::kBytes), T::kPoints);
   };
+  // Plane P's halo slot and its barrier (turn n: the phase's parity), output o's likewise.
+  const auto halo_turn = [c_first](int P) { return static_cast<unsigned>(P - c_first); };
+  const auto halo_slot = [&](int P) { return halo_slots + halo_turn(P) % kSlots * L::kHaloSlot; };
+  const auto halo_bar = [&](int P) { return bars + halo_turn(P) % kSlots; };
+  const auto halo_parity = [&](int P) { return halo_turn(P) / kSlots & 1u; };
+  const auto output_turn = [i_begin](int o) { return static_cast<unsigned>(o - i_begin); };
+  const auto output_slot = [&](int o) { return output_slots + output_turn(o) % kSlots * L::kOutputSlot; };
+  const auto output_bar = [&](int o) { return bars + kSlots + output_turn(o) % kSlots; };
+  const auto output_parity = [&](int o) { return output_turn(o) / kSlots & 1u; };
   const int tx = blk.tx, ty = blk.ty;
   const int t = tx + TX * ty;
   const int j = at.j0 + ty, k = at.k0 + tx;
@@ -792,7 +811,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   for (int n = 0; n < T::kColRounds; ++n) col_e[n] = T::col_point(t + n * T::kThreads).slot();
   // Plane P's products from its halo slot into its buffer; returns what the thread keeps of its point.
   const auto stage_plane = [&](int P) {
-    const float* h = reinterpret_cast<const float*>(halo_slot);
+    const float* h = reinterpret_cast<const float*>(halo_slot(P));
     const Plane pl = buffer(P);
 #pragma unroll
     for (int n = 0; n < T::kRowRounds; ++n)
@@ -811,26 +830,28 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   };
 
   if (t == 0) {
-    for (int s = 0; s < 2; ++s) blk.mbarrier_init(bar + s, 1);
+    for (int s = 0; s < 2 * kSlots; ++s) blk.mbarrier_init(bars + s, 1);
     blk.fence_init();  // visible to the copy engine
   }
   blk.sync();
   if (t == 0) {
-    issue_halo<TX, TY, kAxis>(blk, maps, c_first, at, halo_slot, bar);  // a block has 9 or more planes
+    for (int P = c_first; P < c_first + kSlots; ++P)  // a block has 9 or more planes
+      issue_halo<TX, TY, kAxis>(blk, maps, P, at, halo_slot(P), halo_bar(P));
     if constexpr (kOutputSlot)  // and 1 or more outputs
-      issue_output<TX, TY, kRows, kAxis>(blk, maps, i_begin, meets_layer(i_begin), at, own_slot, bar + 1);
+      for (int o = i_begin; o < i_begin + kSlots && o < i_end; ++o)
+        issue_output<TX, TY, kRows, kAxis>(blk, maps, o, meets_layer(o), at, output_slot(o), output_bar(o));
   }
 
   Sums Q[2 * R + 1];  // Q[R + d]: output c + d
 #pragma unroll
   for (int d = 0; d <= 2 * R; ++d) Q[d] = Sums{};
 
-  blk.wait(bar, 0);
+  blk.wait(halo_bar(c_first), 0);
   auto own = stage_plane(c_first);
   blk.sync();  // plane c_first is staged and its slot free
-  if (t == 0 && c_first + 1 < c_end) {
+  if (t == 0 && c_first + kSlots < c_end) {
     blk.fence_proxy();  // the generic reads of that slot before the copy engine's writes
-    issue_halo<TX, TY, kAxis>(blk, maps, c_first + 1, at, halo_slot, bar);
+    issue_halo<TX, TY, kAxis>(blk, maps, c_first + kSlots, at, halo_slot(c_first), halo_bar(c_first));
   }
   for (int c = c_first; c < c_end; ++c) {
     // The CPML launch's output o = c - 4 reads its rows' centre weights from global memory: loaded
@@ -859,17 +880,18 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
     // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
     // complete output o = c - 4 from its output slot.
-    const int P = c + 1, n = P - c_first;
+    const int P = c + 1;
     if (P < c_end) {
-      blk.wait(bar, static_cast<unsigned>(n) & 1u);
+      blk.wait(halo_bar(P), halo_parity(P));
       own = stage_plane(P);
     }
-    const int o = c - R, q = o - i_begin;
+    const int o = c - R;
     const bool completes = o >= i_begin && o < i_end;  // block-uniform
-    if (kOutputSlot && completes) blk.wait(bar + 1, static_cast<unsigned>(q) & 1u);
+    if (kOutputSlot && completes) blk.wait(output_bar(o), output_parity(o));
     if (completes && writes) {
-      const float* x = reinterpret_cast<const float*>(own_slot) + ty * TX + tx;  // array a at x[a * kOwnPoints]
-      const auto in = [x](int a) { return x[a * kOwnPoints]; };
+      // array a (a >= L::kOwnFirst) at x[(a - L::kOwnFirst) * kOwnPoints]
+      const float* x = reinterpret_cast<const float*>(output_slot(o)) + ty * TX + tx;
+      const auto in = [x](int a) { return x[(a - L::kOwnFirst) * kOwnPoints]; };
       // (the constant-axis form: p, q and 1 / a from the own ring, no axis)
       const float* const rg = own_ring(o);
       const RawPoint ro = kAxis ? RawPoint{{0, 0, 0, rg[2 * kOwnPoints]}, rg[0], rg[kOwnPoints]}
@@ -884,9 +906,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
           g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
           g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
         } else {  // the damped update with everything from the slot (issue_output)
-          const float* lx = reinterpret_cast<const float*>(own_slot + L::kOwnSlot) + ty * TX + tx;
+          const float* lx = reinterpret_cast<const float*>(output_slot(o) + L::kOwnSlot) + ty * TX + tx;
           const TtiLayerPoint pt{in(9), in(10), in(11), lx[0], lx[kOwnPoints], ro.m.inv_a == 1.0f && in(8) == 0.0f};
-          const float* around = reinterpret_cast<const float*>(own_slot + L::kOwnSlot + kLayerOwnArrays * L::kOwnBytes) +
+          const float* around = reinterpret_cast<const float*>(output_slot(o) + L::kOwnSlot + kLayerOwnArrays * L::kOwnBytes) +
                                 (L::kAroundY + ty + 1) * L::kAroundX + tx + R;  // point (o, j, k) of box 0
           const auto box = [around](int a) {
             const float* f = around + a * (L::kAroundBytes / 4);
@@ -897,15 +919,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       }
     }
     blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
-    if (t == 0) {
-      if (P + 1 < c_end) {
+    if (t == 0) {  // those slots take plane P + kSlots and output o + kSlots
+      if (P + kSlots < c_end) {
         blk.fence_proxy();
-        issue_halo<TX, TY, kAxis>(blk, maps, P + 1, at, halo_slot, bar);
+        issue_halo<TX, TY, kAxis>(blk, maps, P + kSlots, at, halo_slot(P), halo_bar(P));
       }
       if constexpr (kOutputSlot) {
-        if (completes && o + 1 < i_end) {
+        if (completes && o + kSlots < i_end) {
           blk.fence_proxy();
-          issue_output<TX, TY, kRows, kAxis>(blk, maps, o + 1, meets_layer(o + 1), at, own_slot, bar + 1);
+          issue_output<TX, TY, kRows, kAxis>(blk, maps, o + kSlots, meets_layer(o + kSlots), at, output_slot(o),
+                                             output_bar(o));
         }
       }
     }
