@@ -923,7 +923,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
         }
       }
     }
-    blk.sync();  // plane P is staged; everyone is done with plane c, P's halo slot and o's output slot
+    // Plane P is staged; everyone is done with plane c, P's halo slot and o's output slot. (The
+    // warps meeting at mbarriers instead, a plane staged ahead so that a warp could run a plane
+    // ahead of the others, ran 12% slower: the waits spin; session 34, branch session34-ahead.)
+    blk.sync();
     if (issuer) {  // those slots take plane P + kSlots and output o + kSlots
       if (P + kSlots < c_end) {
         blk.fence_proxy();
@@ -945,7 +948,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
 /// Blocks per SM that the shared memory allows (with planes of kind Plane), at most as many as
 /// leave 128 registers a thread: the register budget. The constant-axis form (AxisPlane) takes the
-/// same budget: its queue and the plane's 32 shared loads in flight take 104-110 registers (112-118 before session 30)
+/// same budget: its queue and the plane's 32 shared loads in flight take 100 registers (104-110 before session 34, 112-118 before session 30)
 /// (ptxas sm_90, unbounded); bounded to 64 or 80 (1024 or 768 threads an SM) it spilled 60-92 B
 /// and ran 4.5-17 GPts/s instead of 27-32 (H200, 1000^3, bench/results/2026-11-29-session29-tti-constant-axis.md).
 template <int TX, int TY, class Plane = SplitPlane>
