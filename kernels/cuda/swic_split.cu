@@ -956,7 +956,7 @@ constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, Plane>(
                                      ? 228 * 1024 / (tensor_smem_bytes<TX, TY, Plane>() + 1024)
                                      : 512 / (TX * TY);
 // The constant-axis 32x8 tile (the fastest: session 34) runs 2 blocks an SM: its slots, planes and
-// ring must fit twice (three halo slots, or a third plane buffer, did not pay for more bytes).
+// ring must fit twice (a third halo slot, which would still fit, gained nothing).
 static_assert(kTensorMinBlocks<32, 8, AxisPlane> == 2, "the constant-axis 32x8 tile must keep 2 blocks an SM");
 
 /// The inner launch: the split form (SplitSums) or the constant-axis form (AxisSums: three sums an
