@@ -620,9 +620,9 @@ struct SplitMaps {
 
 /// The medium's arrays the constant-axis form (kAxis) leaves out of its copies. It reads no nx,
 /// ny, nz (the first three of the medium's groups), so its halo slot takes 1 / a, p and q. Its
-/// output slot takes kappa_axis, b and v2dt2 and p_next, q_next (the other launches' last five
-/// arrays of the slot, from its start): p, q and 1 / a come from the own ring, kappa_perp with the weights
-/// (TtiAxisWeights::kappa_perp).
+/// output slot takes kappa_axis, b, v2dt2, p_next and q_next (the other launches' last five
+/// arrays of the slot, from its start): p, q and 1 / a come from the own ring, kappa_perp with
+/// the weights (TtiAxisWeights::kappa_perp).
 constexpr int skipped_halo_medium(bool axis) { return axis ? 3 : 0; }
 constexpr int kAxisOwnSkipped = 5;  // nx, ny, nz, inv_a, kappa_perp
 constexpr int kAxisOwnCopied = kOwnMedium - kAxisOwnSkipped + 2;  // kappa_axis, b, v2dt2, p_next, q_next
@@ -774,7 +774,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const auto buffer = [c_first, planes](int c) {
     return Plane::carve(planes + ((c - c_first) & 1) * (T::kPoints * Plane::kBytes), T::kPoints);
   };
-  // Plane P's halo slot and its barrier (turn n: the phase's parity), output o's likewise.
+  // Plane P's halo slot, its barrier and the parity of the phase that lands P (each slot's n-th
+  // use completes its barrier's n-th phase); output o's likewise.
   const auto halo_turn = [c_first](int P) { return static_cast<unsigned>(P - c_first); };
   const auto halo_slot = [&](int P) { return halo_slots + halo_turn(P) % kSlots * L::kHaloSlot; };
   const auto halo_bar = [&](int P) { return bars + halo_turn(P) % kSlots; };
