@@ -735,8 +735,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
   const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
   blk.expect_bytes(bar, own * L::kOwnBytes + (layer ? L::kLayerBytes : 0));
   if constexpr (!kAxis) blk.copy_group(slot, maps.own_fields, k, j, i, bar);
-  blk.copy_group(slot + (2 + (kAxis ? kAxisOwnSkipped : 0) - L::kOwnFirst) * L::kOwnBytes, maps.own_medium, k, j, i, bar);
-  if constexpr (!kRows) blk.copy_group(slot + (2 + kOwnMedium - L::kOwnFirst) * L::kOwnBytes, maps.own_next, k, j, i, bar);
+  constexpr int medium_at = 2 + (kAxis ? kAxisOwnSkipped : 0) - L::kOwnFirst, next_at = 2 + kOwnMedium - L::kOwnFirst;
+  blk.copy_group(slot + medium_at * L::kOwnBytes, maps.own_medium, k, j, i, bar);
+  if constexpr (!kRows) blk.copy_group(slot + next_at * L::kOwnBytes, maps.own_next, k, j, i, bar);
   if (!layer) return;
   unsigned char* const s = slot + L::kOwnSlot;
   blk.copy_group(s, maps.layer_aux, k, j, i, bar);
@@ -949,8 +950,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 
 /// Blocks per SM that the shared memory allows (with planes of kind Plane), at most as many as
 /// leave 128 registers a thread: the register budget. The constant-axis form (AxisPlane) takes the
-/// same budget: its queue and the plane's 32 shared loads in flight take 100 registers (104-110 before session 34, 112-118 before session 30)
-/// (ptxas sm_90, unbounded); bounded to 64 or 80 (1024 or 768 threads an SM) it spilled 60-92 B
+/// same budget: its queue and the plane's 32 shared loads in flight take 100 registers (104-110
+/// before session 34, 112-118 before session 30; ptxas sm_90, unbounded); bounded to 64 or 80 (1024 or 768 threads an SM) it spilled 60-92 B
 /// and ran 4.5-17 GPts/s instead of 27-32 (H200, 1000^3, bench/results/2026-11-29-session29-tti-constant-axis.md).
 template <int TX, int TY, class Plane = SplitPlane>
 constexpr int kTensorMinBlocks = 228 * 1024 / (tensor_smem_bytes<TX, TY, Plane>() + 1024) < 512 / (TX * TY)
