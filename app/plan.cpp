@@ -508,12 +508,11 @@ RunPlan make_plan(const io::Config& c) {
   // family takes single steps, so its two spare wavefields make the figure an upper bound there.
   // With backend auto they count only where a GPU is visible (else the CPU reference runs).
   const std::string& backend = c.execution.backend;
-  const bool two_step = backend != "cpu" && kernels::two_step_kernel(plan.problem, c.execution.kernel) &&
-                        (backend != "auto" || kernels::resolve_backend("auto") == "cuda");
+  const bool gpu = backend == "cuda" || (backend == "auto" && kernels::resolve_backend("auto") == "cuda");
+  const bool two_step = gpu && kernels::two_step_kernel(plan.problem, c.execution.kernel);
   plan.field_bytes =
       plan.tti ? estimate_tti_bytes(plan.tti_problem) : estimate_field_bytes(grid.shape, plan.problem.pml_kind, two_step);
   plan.memory_bytes = plan.field_bytes + static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
-  const bool gpu = backend == "cuda" || (backend == "auto" && kernels::resolve_backend("auto") == "cuda");
   plan.host_bytes = estimate_host_bytes(plan, gpu);
   return plan;
 }

@@ -6,7 +6,8 @@
 // an allocation of kHugeFrom bytes or more to a huge page and advises MADV_HUGEPAGE, so that it
 // faults in 2 MiB pages (where the kernel gives none, the advice is ignored). Everything it
 // returns goes back with std::free. Global operator new takes it (kernels/host_memory.cpp) and
-// faults a large block's pages in on every thread (fault_in_host), and so does AlignedBuffer. Measured: bench/results/2026-11-29-session32-tti-layer-beside.md.
+// faults a large block's pages in on every thread (fault_in_host), and so does AlignedBuffer.
+// Measured: bench/results/2026-11-29-session32-tti-layer-beside.md.
 #pragma once
 #include <cstddef>
 
