@@ -625,7 +625,7 @@ struct SplitMaps {
 /// the weights (TtiAxisWeights::kappa_perp).
 constexpr int skipped_halo_medium(bool axis) { return axis ? 3 : 0; }
 constexpr int kAxisOwnSkipped = 5;  // nx, ny, nz, inv_a, kappa_perp
-constexpr int kAxisOwnCopied = kOwnMedium - kAxisOwnSkipped + 2;  // kappa_axis, b, v2dt2, p_next, q_next
+constexpr int kAxisOwnFirst = 2 + kAxisOwnSkipped;  // the first it copies: kappa_axis (after p, q and those)
 
 /// The slots' layout: the halo slots, then the output slots, each with the layer's boxes after it.
 /// The constant-axis form (kAxis) keeps two of each, so that a plane's copies are issued two
@@ -634,12 +634,13 @@ constexpr int kAxisOwnCopied = kOwnMedium - kAxisOwnSkipped + 2;  // kappa_axis,
 template <int TX, int TY, bool kAxis = false>
 struct TensorSlots {
   static constexpr int kSlots = kAxis ? 2 : 1;
-  static constexpr int kOwnFirst = kAxis ? 2 + kAxisOwnSkipped : 0;
+  static constexpr int kOwnFirst = kAxis ? kAxisOwnFirst : 0;
+  static constexpr int kOwnCopied = kOwnArrays - kOwnFirst;  // the arrays an output slot holds
   static constexpr int kHaloBytes = TtiTile<TX, TY>::kPoints * 4;  // one array's box
   static constexpr int kOwnBytes = TX * TY * 4;
   static_assert(kHaloBytes % 128 == 0 && kOwnBytes % 128 == 0, "boxes land on 128-B boundaries");
   static constexpr int kHaloSlot = (kHaloArrays - skipped_halo_medium(kAxis)) * kHaloBytes;
-  static constexpr int kOwnSlot = (kOwnArrays - kOwnFirst) * kOwnBytes;
+  static constexpr int kOwnSlot = kOwnCopied * kOwnBytes;
   // The layer's boxes, after the output slot: (k, j, i) extents of an `around` box and its bytes
   // (a group copy lands p's and q's back to back).
   static constexpr int kAroundX = TX + 2 * R, kAroundY = TY + 2, kAroundZ = 3;
@@ -731,11 +732,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void issue_output(const Block& blk, const SplitMa
                                                  const BoxOrigin& at, unsigned char* slot, std::uint64_t* bar) {
   using L = TensorSlots<TX, TY, kAxis>;
   static_assert(!(kRows && kAxis), "the constant-axis CPML launch copies no output slot");
-  constexpr int own = kAxis ? kAxisOwnCopied : (kRows ? kRowOwnArrays : kOwnArrays);
+  constexpr int own = kRows ? kRowOwnArrays : L::kOwnCopied;
   const int k = at.k0 - at.corner.k, j = at.j0 - at.corner.j, i = o - at.corner.i;
   blk.expect_bytes(bar, own * L::kOwnBytes + (layer ? L::kLayerBytes : 0));
   if constexpr (!kAxis) blk.copy_group(slot, maps.own_fields, k, j, i, bar);
-  constexpr int medium_at = 2 + (kAxis ? kAxisOwnSkipped : 0) - L::kOwnFirst, next_at = 2 + kOwnMedium - L::kOwnFirst;
+  constexpr int medium_at = (kAxis ? kAxisOwnFirst : 2) - L::kOwnFirst, next_at = 2 + kOwnMedium - L::kOwnFirst;
   blk.copy_group(slot + medium_at * L::kOwnBytes, maps.own_medium, k, j, i, bar);
   if constexpr (!kRows) blk.copy_group(slot + next_at * L::kOwnBytes, maps.own_next, k, j, i, bar);
   if (!layer) return;
