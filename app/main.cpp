@@ -121,11 +121,22 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
     return 0;
   }
   const io::Config config = io::load_config(cli.config, cli.overrides);
-  app::RunPlan plan = app::make_plan(config);
+  const bool distributed = session.size() > 1;
+  // A one-rank run short of host memory is warned of before the plan builds the model (a TTI
+  // run's peak), and again, with the whole figure, after (a distributed run's ranks hold other
+  // shares, several to a node: no warning).
+  bool warned_of_memory = false;
+  const auto warn_of_memory = [&](std::int64_t need) {
+    const std::string short_of_memory = app::host_memory_warning(need, app::available_host_bytes());
+    if (distributed || warned_of_memory || short_of_memory.empty()) return;
+    log::warn(short_of_memory);
+    warned_of_memory = true;
+  };
+  app::RunPlan plan = app::make_plan(
+      config, [&](const app::RunPlan& p) { warn_of_memory(app::estimate_building_bytes(p)); });
   const std::string backend = kernels::resolve_backend(config.execution.backend);
   if (config.execution.threads > 0) omp_set_num_threads(config.execution.threads);
   kernels::check_kernel_name(config.execution.kernel);
-  const bool distributed = session.size() > 1;
   const mpi::Decomposition decomposition = plan_decomposition(plan, session.size());
 
   std::string where = "";
@@ -138,10 +149,7 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   log::info("minimod " + std::string(MINIMOD_VERSION) + " (" + MINIMOD_COMMIT + "), backend " +
             backend + "\n" + app::describe(plan) + where);
   for (const auto& w : plan.warnings) log::warn(w);
-  if (!distributed) {
-    const std::string short_of_memory = app::host_memory_warning(plan.host_bytes, app::available_host_bytes());
-    if (!short_of_memory.empty()) log::warn(short_of_memory);
-  }
+  warn_of_memory(plan.host_bytes);
   if (cli.dry_run) return 0;
 
   // Output first: refuse an existing result before spending any time (rank 0 writes; the others

@@ -266,26 +266,32 @@ std::string host_memory_warning(std::int64_t need, std::int64_t available) {
          " GiB are available (MemAvailable): it may be killed for want of memory";
 }
 
+std::int64_t estimate_building_bytes(const RunPlan& plan) {
+  const auto& grid = plan.problem.grid;
+  const double points = static_cast<double>(grid.points()), model = static_cast<double>(plan.model_shape.i) *
+                                                                        plan.model_shape.j * plan.model_shape.k;
+  // (isotropic: the plan's (v dt)^2 and the propagator's copy of its problem, while it lays it out)
+  if (!plan.tti) return static_cast<std::int64_t>(4 * (model + points));
+  const double medium = static_cast<double>(kernels::medium_box(grid).points());
+  // vp, eps, delta and the angles on the model while vp is padded; (v dt)^2 and the last model
+  // array padded; (v dt)^2, the angles, a and b with one of them grown to the medium box
+  return static_cast<std::int64_t>(4 * std::max({5 * model + points, model + 5 * points, 5 * points + medium}));
+}
+
 std::int64_t estimate_host_bytes(const RunPlan& plan, bool gpu) {
   const auto& grid = plan.problem.grid;
   const auto layout = physics::FieldLayout::make(grid.box(), physics::kRadius);
-  const double points = static_cast<double>(grid.points()), model = static_cast<double>(plan.model_shape.i) *
-                                                                        plan.model_shape.j * plan.model_shape.k;
+  const double points = static_cast<double>(grid.points());
   const double traces = static_cast<double>(plan.samples()) * plan.receiver_count();
-  // (isotropic: the plan's (v dt)^2 and the propagator's copy of its problem, while it lays it out)
-  double building = model + points, kept = 2 * points, backend = gpu ? 0.0 : plan.field_bytes / 4.0;  // floats
+  double kept = 2 * points, backend = gpu ? 0.0 : plan.field_bytes / 4.0;  // floats
   if (plan.tti) {
-    const double medium = static_cast<double>(kernels::medium_box(grid).points());
-    // vp, eps, delta and the angles on the model while vp is padded; (v dt)^2 and the last model
-    // array padded; (v dt)^2, the angles, a and b with one of them grown to the medium box
-    building = std::max({5 * model + points, model + 5 * points, 5 * points + medium});
-    kept = 2 * points + 3 * medium;
+    kept = 2 * points + 3 * static_cast<double>(kernels::medium_box(grid).points());
     if (gpu) backend = 4.0 * kernels::kTtiMediumSlab * layout.nz_alloc * layout.ny_alloc;
   }
-  return static_cast<std::int64_t>(4 * std::max(building, kept + backend + traces));
+  return std::max(estimate_building_bytes(plan), static_cast<std::int64_t>(4 * (kept + backend + traces)));
 }
 
-RunPlan make_plan(const io::Config& c) {
+RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>& before_model) {
   RunPlan plan;
   plan.config = c;
   const bool minimod = c.mode == "minimod";
@@ -300,6 +306,37 @@ RunPlan make_plan(const io::Config& c) {
     fail(c, "output.record", "'" + c.output.record + "' exists only for propagator: acoustic_tti");
   const auto h = c.grid.spacing;
   plan.model_shape = {c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]};
+
+  // --- PML widths and padding
+  auto& pml = plan.problem.pml;
+  if (minimod) {
+    // Minimod: ndamp = 3 * (vmax / fmax) / dx points, inside the grid (sai2020-digest §1.4).
+    const int ndamp = static_cast<int>(3.0 * (kMinimodVmax / c.source.frequency) / h[0]);
+    for (int a = 0; a < 3; ++a) {
+      pml.lo[a] = pml.hi[a] = ndamp;
+      if (2 * ndamp >= plan.model_shape[a])
+        fail(c, "grid.shape", "Minimod's PML (" + std::to_string(ndamp) +
+                                  " points per side) leaves no inner region");
+    }
+  } else {
+    for (int a = 0; a < 3; ++a) {
+      pml.lo[a] = c.boundary.free_surface[2 * a] ? 0 : c.boundary.pml_width;
+      pml.hi[a] = c.boundary.free_surface[2 * a + 1] ? 0 : c.boundary.pml_width;
+      plan.pad_lo[a] = pml.lo[a];
+      plan.pad_hi[a] = pml.hi[a];
+    }
+  }
+  auto& grid = plan.problem.grid;
+  grid.spacing = h;
+  grid.shape = {plan.model_shape.i + plan.pad_lo[0] + plan.pad_hi[0],
+                plan.model_shape.j + plan.pad_lo[1] + plan.pad_hi[1],
+                plan.model_shape.k + plan.pad_lo[2] + plan.pad_hi[2]};
+  grid.origin = {-plan.pad_lo[0] * h[0], -plan.pad_lo[1] * h[1], -plan.pad_lo[2] * h[2]};
+  for (int f = 0; f < 6; ++f) plan.problem.free_surface[static_cast<size_t>(f)] = !minimod && c.boundary.free_surface[f];
+
+  // The figure of what building the model takes (its peak for TTI), before it is built: a run that
+  // the machine cannot hold is warned of before it is killed for want of memory.
+  if (before_model) before_model(plan);
 
   // --- model (user grid) and velocity range
   std::vector<float> vp = build_parameter(c, c.model.vp, "model.vp", plan.model_shape, h[2]);
@@ -333,33 +370,6 @@ RunPlan make_plan(const io::Config& c) {
                               "%), where epsilon < delta");
     }
   }
-
-  // --- PML widths and padding
-  auto& pml = plan.problem.pml;
-  if (minimod) {
-    // Minimod: ndamp = 3 * (vmax / fmax) / dx points, inside the grid (sai2020-digest §1.4).
-    const int ndamp = static_cast<int>(3.0 * (kMinimodVmax / c.source.frequency) / h[0]);
-    for (int a = 0; a < 3; ++a) {
-      pml.lo[a] = pml.hi[a] = ndamp;
-      if (2 * ndamp >= plan.model_shape[a])
-        fail(c, "grid.shape", "Minimod's PML (" + std::to_string(ndamp) +
-                                  " points per side) leaves no inner region");
-    }
-  } else {
-    for (int a = 0; a < 3; ++a) {
-      pml.lo[a] = c.boundary.free_surface[2 * a] ? 0 : c.boundary.pml_width;
-      pml.hi[a] = c.boundary.free_surface[2 * a + 1] ? 0 : c.boundary.pml_width;
-      plan.pad_lo[a] = pml.lo[a];
-      plan.pad_hi[a] = pml.hi[a];
-    }
-  }
-  auto& grid = plan.problem.grid;
-  grid.spacing = h;
-  grid.shape = {plan.model_shape.i + plan.pad_lo[0] + plan.pad_hi[0],
-                plan.model_shape.j + plan.pad_lo[1] + plan.pad_hi[1],
-                plan.model_shape.k + plan.pad_lo[2] + plan.pad_hi[2]};
-  grid.origin = {-plan.pad_lo[0] * h[0], -plan.pad_lo[1] * h[1], -plan.pad_lo[2] * h[2]};
-  for (int f = 0; f < 6; ++f) plan.problem.free_surface[static_cast<size_t>(f)] = !minimod && c.boundary.free_surface[f];
 
   // --- time step
   const double v_dt = minimod ? kMinimodVmax : plan.vp_max;

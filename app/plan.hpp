@@ -4,6 +4,7 @@
 // model files) happen here and throw ConfigError naming the key.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,7 +53,9 @@ struct RunPlan {
   int snapshot_count() const { return snapshot_every > 0 ? steps / snapshot_every : 0; }
 };
 
-RunPlan make_plan(const io::Config& config);
+/// `before_model`, where given, is called once the grid and its layer are planned and before the
+/// model is built (a TTI run's peak of host memory): estimate_building_bytes takes that plan.
+RunPlan make_plan(const io::Config& config, const std::function<void(const RunPlan&)>& before_model = {});
 
 /// Host memory a one-rank run of `plan` holds at its peak, besides the program itself, whichever
 /// is more of:
@@ -64,6 +67,10 @@ RunPlan make_plan(const io::Config& config);
 /// For one rank over the whole grid: a distributed run's ranks each build the whole model too,
 /// then hold their subdomain's share of the rest.
 std::int64_t estimate_host_bytes(const RunPlan& plan, bool gpu);
+
+/// The first of the two: the model's arrays while the plan builds them, from the grid's and the
+/// model's shapes alone, so that it can be given before they exist (make_plan's before_model).
+std::int64_t estimate_building_bytes(const RunPlan& plan);
 
 /// Frees the plan's model arrays ((v dt)^2; TTI: also b, the angles and a) once the propagator
 /// has taken them into its own layout: the rest of the plan (grid, layer, sources, receivers)

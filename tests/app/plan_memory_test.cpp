@@ -19,6 +19,7 @@
 #include "io/config.hpp"
 #include "kernels/backends.hpp"
 #include "kernels/tti_propagator.hpp"
+#include "physics/error.hpp"
 #include "physics/grid.hpp"
 #include "physics/view3.hpp"
 #include "test_support.hpp"
@@ -113,6 +114,40 @@ TEST(PlanMemory, WarnsWhenTheHostFigureExceedsTheAvailableMemory) {
   EXPECT_NE(w.find("24 GiB"), std::string::npos) << w;
   EXPECT_EQ(app::host_memory_warning(20 * gib, 24 * gib), "");
   EXPECT_EQ(app::host_memory_warning(40 * gib, 0), "");  // MemAvailable unknown: no warning
+}
+
+TEST(PlanMemory, TheBuildingFigureComesBeforeTheModelIsBuilt) {
+  // minimod warns of a TTI run too large for the host before the plan builds its model (the
+  // run's peak), from the plan make_plan hands to before_model: the grid and its layer planned,
+  // no model array yet.
+  auto c = testing::homogeneous_config({30, 24, 20}, 10, 2000, 15);
+  c.propagator = "acoustic_tti";
+  c.model.epsilon.constant = 0.1;
+  c.boundary.pml_width = 10;
+  int calls = 0;
+  std::int64_t early = 0;
+  physics::Index3 shape{};
+  const auto plan = app::make_plan(c, [&](const app::RunPlan& p) {
+    ++calls;
+    EXPECT_TRUE(p.problem.v2dt2.empty() && p.tti_problem.v2dt2.empty() && p.tti_problem.a.empty());
+    early = app::estimate_building_bytes(p);
+    shape = p.problem.grid.shape;
+  });
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(shape.i, 50);
+  EXPECT_EQ(shape.k, 40);
+  EXPECT_EQ(early, app::estimate_building_bytes(plan));
+  EXPECT_GE(plan.host_bytes, early);
+  // 5 model arrays of 30 x 24 x 20 and the padded grid (50 x 44 x 40), or the other peaks
+  EXPECT_GE(early, 4 * (5 * 30 * 24 * 20 + 50 * 44 * 40));
+  // A model file that is not there fails the plan after the figure was given.
+  c.model.vp.kind = io::ParameterConfig::Kind::file;
+  c.model.vp.file = (std::filesystem::temp_directory_path() / "minimod-no-such-model.h5").string();
+  c.model.vp.dataset = "vp";
+  calls = 0;
+  const auto count = [&](const app::RunPlan&) { ++calls; };
+  EXPECT_THROW(app::make_plan(c, count), ConfigError);
+  EXPECT_EQ(calls, 1);
 }
 
 extern "C" char** environ;
