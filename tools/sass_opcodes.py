@@ -21,6 +21,7 @@ import collections
 import hashlib
 import os
 import re
+import shutil
 import struct
 import subprocess
 import sys
@@ -82,6 +83,11 @@ def kernel_counts(path, patterns):
     return found
 
 
+def nvcc():
+    """$NVCC, else nvcc on the PATH, else CUDA's default place."""
+    return os.environ.get("NVCC") or shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+
+
 def source_root(source):
     """The tree a source belongs to (its includes are relative to it): the nearest folder above it
     that holds physics/."""
@@ -93,7 +99,7 @@ def source_root(source):
 
 def compile_cubin(source, out):
     root = source_root(source)
-    cmd = ["nvcc", "-DMINIMOD_HAVE_CUDA=1", f"-I{root}", "-O3", "-DNDEBUG", "-arch=sm_90", "--expt-relaxed-constexpr",
+    cmd = [nvcc(), "-DMINIMOD_HAVE_CUDA=1", f"-I{root}", "-O3", "-DNDEBUG", "-arch=sm_90", "--expt-relaxed-constexpr",
            "-std=c++17", "-cubin", source, "-o", out]
     subprocess.run(cmd, check=True)
 
