@@ -11,6 +11,8 @@
 #pragma once
 #include <cmath>
 #include <array>
+#include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "physics/box3.hpp"
@@ -88,6 +90,25 @@ MM_HOST_DEVICE MM_FORCE_INLINE float cpml_psi_next(float psi, float a, float b, 
   return fmaf(b, first_derivative8<A>(at_u, w), a * psi);  // spelled out, as in first_derivative8
 }
 
+/// c ? x : y. On the host a blend of the bits, which GCC if-converts in a vector loop with AVX2
+/// as with AVX-512: the conditional form left the CPU's cpml_row scalar on an AVX2 machine
+/// ("control flow in loop"; ctest -R CpuVectorLoops). The same value either way; the GPU keeps
+/// the select.
+MM_HOST_DEVICE MM_FORCE_INLINE float select_value(bool c, float x, float y) {
+#if defined(__CUDA_ARCH__)
+  return c ? x : y;
+#else
+  std::uint32_t ux, uy;
+  std::memcpy(&ux, &x, sizeof ux);
+  std::memcpy(&uy, &y, sizeof uy);
+  const std::uint32_t mask = 0u - static_cast<std::uint32_t>(c);
+  const std::uint32_t bits = (ux & mask) | (uy & ~mask);
+  float out;
+  std::memcpy(&out, &bits, sizeof out);
+  return out;
+#endif
+}
+
 /// Axis A's part of the PML Laplacian; updates zeta_A in place. With b = 0 it is d2u/dx_A^2.
 template <int A, class AtU, class AtPsi>
 MM_HOST_DEVICE MM_FORCE_INLINE float cpml_axis_term(const AtU& at_u, const AtPsi& at_psi, float a,
@@ -96,7 +117,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE float cpml_axis_term(const AtU& at_u, const AtPsi
   const float d2 = second_derivative8<A>(at_u, w);
   const float l = d2 + first_derivative8<A>(at_psi, w);
   zeta = a * zeta + b * l;  // stays 0 where b = 0 (a = 1 there)
-  return b == 0.0f ? d2 : l + zeta;
+  return select_value(b == 0.0f, d2, l + zeta);
 }
 
 }  // namespace minimod::pml
