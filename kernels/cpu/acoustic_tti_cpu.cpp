@@ -348,7 +348,7 @@ void make_elliptic_layer(AcousticTtiProblem& p) {
   // a over the medium box first, reading b at the nearest grid point (a halo point's is on the
   // grid's edge), then b at the grid's points: b is read unchanged in the first pass and each point
   // reads and writes its own in the second, so no copy of b is needed (it was the CPML plan's one
-  // array beyond its host figure: 18 MiB at 166^3, PlanMemory.HostFigureIsWithinFivePercentOf...).
+  // array beyond its host figure: 18 MiB at 166^3, PlanMemory.HostFigureIsWithinTwoPercentOf...).
 #pragma omp parallel for collapse(2)
   for (int i = 0; i < m.n.i; ++i)
     for (int j = 0; j < m.n.j; ++j)

@@ -183,9 +183,11 @@ std::int64_t peak_of_run(const std::string& path, const std::string& out) {
 
 // The host figure (--dry-run's "host ... at its peak") against the real binary's peak resident
 // memory (its summary's host_peak_gib) on the CPU backend: a survey's peak less that of the same
-// survey on a tiny grid (the program, its libraries, its buffers) is within 5% of the figure's
-// difference, for TTI with each layer and for the isotropic propagator.
-TEST(PlanMemory, HostFigureIsWithinFivePercentOfTheMeasuredPeak) {
+// survey on a tiny grid (the program, its libraries, its buffers) is within 2% of the figure's
+// difference, for TTI with each layer and for the isotropic propagator (on 2 cores, session 35:
+// CPML +0.4%, sponge +0.2%, isotropic 0.0%; the CPML was -3.9% until make_elliptic_layer stopped
+// copying b, and the bound 5%).
+TEST(PlanMemory, HostFigureIsWithinTwoPercentOfTheMeasuredPeak) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("minimod-host-memory-" + std::to_string(getpid()));
   fs::create_directories(dir);
@@ -225,7 +227,7 @@ TEST(PlanMemory, HostFigureIsWithinFivePercentOfTheMeasuredPeak) {
     const double planned = double(figure(propagator, layer, 150) - figure(propagator, layer, 12));
     std::printf("%s %s: planned %.1f MiB, measured %.1f MiB\n", propagator.c_str(), layer.c_str(),
                 planned / (1 << 20), measured / (1 << 20));
-    EXPECT_NEAR(planned / measured, 1.0, 0.05);
+    EXPECT_NEAR(planned / measured, 1.0, 0.02);
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
