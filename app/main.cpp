@@ -127,8 +127,9 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   // shares, several to a node: no warning).
   bool warned_of_memory = false;
   const auto warn_of_memory = [&](std::int64_t need) {
+    if (distributed || warned_of_memory) return;
     const std::string short_of_memory = app::host_memory_warning(need, app::available_host_bytes());
-    if (distributed || warned_of_memory || short_of_memory.empty()) return;
+    if (short_of_memory.empty()) return;
     log::warn(short_of_memory);
     warned_of_memory = true;
   };

@@ -366,7 +366,8 @@ void make_elliptic_layer(AcousticTtiProblem& p) {
     for (int j = 0; j < n.j; ++j)
       for (int k = 0; k < n.k; ++k) {
         const size_t og = (static_cast<size_t>(i) * n.j + j) * n.k + k;
-        p.b[og] = static_cast<float>(p.b[og] - 2 * shift_at({i, j, k}, og));  // b = 2 (eps - delta)
+        const double shift = shift_at({i, j, k}, og);
+        if (shift != 0) p.b[og] = static_cast<float>(p.b[og] - 2 * shift);  // b = 2 (eps - delta)
       }
 }
 
