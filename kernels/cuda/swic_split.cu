@@ -360,26 +360,26 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const AxisPlane& pl, int e, const 
                   km = staged(pl, e - m);
     if (in_plane) {  // output c: the y and z lines and the yz diagonals
       Sums& o = Q[R];
-      add_axis<kYY>(o, w.s[kYY][i], w.a[kYY][i], jp.s + jm.s, jp.p + jm.p, jp.r + jm.r);
-      add_axis<kZZ>(o, w.s[kZZ][i], w.a[kZZ][i], kp.s + km.s, kp.p + km.p, kp.r + km.r);
+      add_axis<kYY>(o, w.w[kYY][i].s, w.w[kYY][i].a, jp.s + jm.s, jp.p + jm.p, jp.r + jm.r);
+      add_axis<kZZ>(o, w.w[kZZ][i].s, w.w[kZZ][i].a, kp.s + km.s, kp.p + km.p, kp.r + km.r);
       // Diagonals (+m, +m), (-m, -m) with sign +, (+m, -m), (-m, +m) with sign -.
       const AxisOwn a1 = staged(pl, e + m * SX + m), a2 = staged(pl, e - m * SX - m);
       const AxisOwn a3 = staged(pl, e + m * SX - m), a4 = staged(pl, e - m * SX + m);
-      add_axis<kYZ>(o, w.s[kYZ][i], w.a[kYZ][i], (a1.s + a2.s) - (a3.s + a4.s), (a1.p + a2.p) - (a3.p + a4.p),
+      add_axis<kYZ>(o, w.w[kYZ][i].s, w.w[kYZ][i].a, (a1.s + a2.s) - (a3.s + a4.s), (a1.p + a2.p) - (a3.p + a4.p),
                (a1.r + a2.r) - (a3.r + a4.r));
     }
     // Output c - m sees plane c at di = +m, output c + m at di = -m: the x line with the same
     // sign, the xy and xz corners with opposite signs.
     Sums& back = Q[R - m];
     Sums& fwd = Q[R + m];
-    add_axis<kXX>(back, w.s[kXX][i], w.a[kXX][i], own.s, own.p, own.r);
-    add_axis<kXX>(fwd, w.s[kXX][i], w.a[kXX][i], own.s, own.p, own.r);
+    add_axis<kXX>(back, w.w[kXX][i].s, w.w[kXX][i].a, own.s, own.p, own.r);
+    add_axis<kXX>(fwd, w.w[kXX][i].s, w.w[kXX][i].a, own.s, own.p, own.r);
     const float ys = jp.s - jm.s, yp = jp.p - jm.p, yr = jp.r - jm.r;
-    add_axis<kXY>(back, w.s[kXY][i], w.a[kXY][i], ys, yp, yr);
-    add_axis<kXY>(fwd, -w.s[kXY][i], -w.a[kXY][i], ys, yp, yr);
+    add_axis<kXY>(back, w.w[kXY][i].s, w.w[kXY][i].a, ys, yp, yr);
+    add_axis<kXY>(fwd, -w.w[kXY][i].s, -w.w[kXY][i].a, ys, yp, yr);
     const float zs = kp.s - km.s, zp = kp.p - km.p, zr = kp.r - km.r;
-    add_axis<kXZ>(back, w.s[kXZ][i], w.a[kXZ][i], zs, zp, zr);
-    add_axis<kXZ>(fwd, -w.s[kXZ][i], -w.a[kXZ][i], zs, zp, zr);
+    add_axis<kXZ>(back, w.w[kXZ][i].s, w.w[kXZ][i].a, zs, zp, zr);
+    add_axis<kXZ>(fwd, -w.w[kXZ][i].s, -w.w[kXZ][i].a, zs, zp, zr);
   }
 }
 

@@ -280,8 +280,8 @@ TEST(TtiAxisForm, EqualsThePairFormWhereTheAxisIsConstant) {
   const TtiMediumPoint n = physics::tti_medium_point(0.7f, 2.0f, 1.0f);
   const physics::TtiAxisFactors f = physics::tti_axis_factors(n);
   const physics::TtiAxisWeights aw = physics::make_tti_axis_weights(w, n);
-  EXPECT_FLOAT_EQ(aw.s[physics::kXZ][2], w.xz[2] * -2.0f * n.nx * n.nz);
-  EXPECT_FLOAT_EQ(aw.a[physics::kYY][3], w.y[3] * n.ny * n.ny);
+  EXPECT_FLOAT_EQ(aw.w[physics::kXZ][2].s, w.xz[2] * -2.0f * n.nx * n.nz);
+  EXPECT_FLOAT_EQ(aw.w[physics::kYY][3].a, w.y[3] * n.ny * n.ny);
   EXPECT_FLOAT_EQ(f.perp[physics::kZZ], 2.0f * (1.0f - n.nz * n.nz));
 }
 
@@ -344,8 +344,8 @@ TEST(TtiRows, AxisFormEqualsThePairFormRowByRowWhereTheAxisIsConstant) {
   // The row weights: each group's share of a row, exactly.
   const physics::TtiAxisWeights aw = physics::make_tti_axis_weights(w, physics::tti_medium_point(0.7f, 2.0f, 1.0f));
   const physics::TtiAxisWeights rw = physics::make_tti_axis_row_weights(aw);
-  EXPECT_EQ(rw.s[physics::kXX][1], 0.5f * aw.s[physics::kXX][1]);
-  EXPECT_EQ(rw.a[physics::kYZ][3], 0.25f * aw.a[physics::kYZ][3]);
+  EXPECT_EQ(rw.w[physics::kXX][1].s, 0.5f * aw.w[physics::kXX][1].s);
+  EXPECT_EQ(rw.w[physics::kYZ][3].a, 0.25f * aw.w[physics::kYZ][3].a);
 }
 
 // The rows in the split form (physics::tti_rows73_split, with the static row centre weights
