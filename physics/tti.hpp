@@ -373,11 +373,16 @@ MM_HOST_DEVICE inline TtiCentre tti_centre(const AtMedium& medium, const TtiWeig
 /// The right-hand sides from the split form's sums: perp2 = 2 perp - kappa_perp s(x) and
 /// axis2 = 2 axis - kappa_axis p(x) (the neighbour terms), f0 the point's own fields, b = 2 (eps -
 /// delta) and inv_a = 1 / a there. Every kernel of the split form ends here.
-MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_split_rhs(float perp2, float axis2, const TtiFieldPoint& f0,
-                                                    const TtiCentre& kappa, float inv_a, float b) {
+/// tti_split_rhs_of_a takes a = 1 / inv_a itself (a kernel may form it faster).
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_split_rhs_of_a(float perp2, float axis2, const TtiFieldPoint& f0,
+                                                        const TtiCentre& kappa, float a, float b) {
   const float perp = 0.5f * (kappa.perp * f0.s + perp2);
   const float axis = 0.5f * (kappa.axis * f0.p + axis2);
-  return {(1.0f / inv_a) * (perp + axis), b * perp};
+  return {a * (perp + axis), b * perp};
+}
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_split_rhs(float perp2, float axis2, const TtiFieldPoint& f0,
+                                                    const TtiCentre& kappa, float inv_a, float b) {
+  return tti_split_rhs_of_a(perp2, axis2, f0, kappa, 1.0f / inv_a, b);
 }
 
 /// tti_rhs73 in the split form, for the CPU (tests) and as the definition the staged kernels
@@ -459,9 +464,14 @@ inline TtiAxisWeights make_tti_axis_weights(const TtiWeights& w, const TtiMedium
 /// The right-hand sides from the constant-axis form's sums: S = sum_t perp_t D_t s, A = sum_t
 /// axis_t D_t p, B = sum_t axis_t D_t r (neighbours only), with the point's own fields, centre
 /// weights, b and 1 / a. Every kernel of the constant-axis form ends here.
+/// The GPU kernels of this form pass a = 1 / inv_a from the fast reciprocal (within 1 ulp).
+MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_axis_rhs(float S, float A, float B, const TtiFieldPoint& f0,
+                                                   const TtiCentre& kappa, float inv_a, float a, float b) {
+  return tti_split_rhs_of_a(S, fmaf(inv_a, A, B), f0, kappa, a, b);
+}
 MM_HOST_DEVICE MM_FORCE_INLINE TtiRhs tti_axis_rhs(float S, float A, float B, const TtiFieldPoint& f0,
                                                    const TtiCentre& kappa, float inv_a, float b) {
-  return tti_split_rhs(S, fmaf(inv_a, A, B), f0, kappa, inv_a, b);
+  return tti_axis_rhs(S, A, B, f0, kappa, inv_a, 1.0f / inv_a, b);
 }
 
 /// tti_rhs73 where the axis is constant (n, every point's), in the form above: `field` and

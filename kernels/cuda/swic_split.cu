@@ -418,9 +418,18 @@ MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs output_rhs(const SplitSums& a, co
   return physics::tti_split_rhs(perp2, axis2, {ro.p + ro.q, ro.p}, kappa, ro.m.inv_a, b);
 }
 
+/// 1 / x: on the GPU the fast reciprocal (MUFU.RCP, within 1 ulp; x is 1 / a, near 1), without
+/// the IEEE division's refinement and slow-path test; on the host the division.
+MM_HOST_DEVICE MM_FORCE_INLINE float fast_reciprocal(float x) {
+#ifdef __CUDA_ARCH__
+  return __fdividef(1.0f, x);
+#else
+  return 1.0f / x;
+#endif
+}
 MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRhs output_rhs(const AxisSums& a, const RawPoint& ro,
                                                          const physics::TtiCentre& kappa, float b) {
-  return physics::tti_axis_rhs(a.s, a.a, a.r, {ro.p + ro.q, ro.p}, kappa, ro.m.inv_a, b);
+  return physics::tti_axis_rhs(a.s, a.a, a.r, {ro.p + ro.q, ro.p}, kappa, ro.m.inv_a, fast_reciprocal(ro.m.inv_a), b);
 }
 
 /// The rows of a completed layer output (physics::tti_split_rows) from its RowSums, its own point
@@ -797,6 +806,10 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   const int tk_lo = at.k0 > region.lo.k ? at.k0 : region.lo.k, tk_end = at.k0 + TX < hi.k ? at.k0 + TX : hi.k;
   const bool tile_inner =
       at.j0 >= g.inner.lo.j && tj_end <= in_hi.j && tk_lo >= g.inner.lo.k && tk_end <= in_hi.k;
+  // The thread's point in the inner box's (j, k) footprint, and its output's offset, advanced by
+  // one plane's stride as each output completes (not formed again from o, j, k: 64-bit products).
+  const bool inner_jk = j >= g.inner.lo.j && j < in_hi.j && k >= g.inner.lo.k && k < in_hi.k;
+  std::int64_t out_off = g.p.offset(i_begin, j, k);
   // Plane P's slots in the own ring (kAxis): p, q and 1 / a of the thread's point, kOwnPoints apart.
   const auto own_ring = [ring, c_first, t](int P) {
     return ring + ((P - c_first) & (kOwnRing - 1)) * 3 * kOwnPoints + t;
@@ -909,8 +922,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       } else {
         const float kappa_perp = kAxis ? g.axis_weights.kappa_perp : in(6);
         const physics::TtiRhs r = output_rhs(Q[0], ro, {kappa_perp, in(7)}, in(8));
-        const std::int64_t off = g.p.offset(o, j, k);
-        if (g.inner.contains(o, j, k)) {
+        const std::int64_t off = out_off;
+        if (inner_jk && o >= g.inner.lo.i && o < in_hi.i) {
           g.p_next.origin[off] = physics::leapfrog(in(10), ro.p, in(9), r.p);
           g.q_next.origin[off] = physics::leapfrog(in(11), ro.q, in(9), r.q);
         } else {  // the damped update with everything from the slot (issue_output)
@@ -929,6 +942,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     // Plane P is staged; everyone is done with plane c, P's halo slot and o's output slot. (The
     // warps meeting at mbarriers instead, a plane staged ahead so that a warp could run a plane
     // ahead of the others, ran 12% slower: the waits spin; session 34, branch session34-ahead.)
+    if (completes) out_off += g.p.sx;
     blk.sync();
     if (issuer) {  // those slots take plane P + kSlots and output o + kSlots
       if (P + kSlots < c_end) {
