@@ -874,7 +874,20 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     blk.fence_proxy();  // the generic reads of that slot before the copy engine's writes
     issue_halo<TX, TY, kAxis>(blk, maps, c_first + kSlots, at, halo_slot(c_first), halo_bar(c_first));
   }
-  for (int c = c_first; c < c_end; ++c) {
+  // The constant-axis inner launch streams its planes in three runs, the middle one steady: there
+  // plane c has outputs (c >= i_begin + R, c < i_end), the next plane to stage and an output to
+  // complete, so that the unrolled runs' copy of the body tests none of them (`steady` is a
+  // constant in each copy). The other launches keep one run: with three, the split form's queues
+  // spilled (SplitSums 128 registers and 4 B, RowSums 168 and 8 B).
+  constexpr int kRuns = kAxis && !kRows ? 3 : 1;
+  const int steady_first = i_begin + R, steady_end = steady_first > i_end ? steady_first : i_end;
+#pragma unroll
+  for (int run = 0; run < kRuns; ++run) {
+  const bool steady = kRuns == 3 && run == 1;
+  const int run_first = kRuns == 1 || run == 0 ? c_first : (run == 1 ? steady_first : steady_end);
+  const int run_end = kRuns == 1 || run == 2 ? c_end : (run == 0 ? steady_first : steady_end);
+#pragma unroll 1
+  for (int c = run_first; c < run_end; ++c) {
     // The CPML launch's output o = c - 4 reads its rows' centre weights from global memory: loaded
     // here, so that they land while the plane's sums run (with 8 warps an SM, a wait at the
     // output's completion is not hidden).
@@ -882,14 +895,15 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     std::int64_t row_x = 0;  // the output's compact layer index
     if constexpr (kRows) {
       const int o = c - R;
-      if (o >= i_begin && o < i_end && writes) {
+      if ((steady || (o >= i_begin && o < i_end)) && writes) {
         row_x = cpml.layer.start[slab] + cpml.layer.slab(slab).position(o, j, k);
         kappa_rows = load_by_rows<physics::TtiRowCentres>(cpml.row_centres, cpml, row_x);
       }
     }
-    add_plane<SX>(buffer(c), e, own, c >= i_begin && c < i_end, plane_weights<Sums>(g), Q);
+    const bool in_plane = steady || (c >= i_begin && c < i_end);  // block-uniform
+    add_plane<SX>(buffer(c), e, own, in_plane, plane_weights<Sums>(g), Q);
     if constexpr (kRows) {
-      if (cpml.psi_by_rows(slab) && c >= i_begin && c < i_end && writes) {
+      if (cpml.psi_by_rows(slab) && in_plane && writes) {
         if constexpr (kAxis) {  // the model's axis, 1 / a from the own ring
           const float inv_a = own_ring(c)[2 * kOwnPoints];
           plane_psi<SX>(cpml, slab, buffer(c), e, {g.axis.nx, g.axis.ny, g.axis.nz, inv_a}, c, j, k);
@@ -902,12 +916,12 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     // Stage plane c + 1 (its buffer was last read in plane c - 1, before the barrier) and
     // complete output o = c - 4 from its output slot.
     const int P = c + 1;
-    if (P < c_end) {
+    if (steady || P < c_end) {
       blk.wait(halo_bar(P), halo_parity(P));
       own = stage_plane(P);
     }
     const int o = c - R;
-    const bool completes = o >= i_begin && o < i_end;  // block-uniform
+    const bool completes = steady || (o >= i_begin && o < i_end);  // block-uniform
     if (kOutputSlot && completes) blk.wait(output_bar(o), output_parity(o));
     if (completes && writes) {
       // array a (a >= L::kOwnFirst) at x[(a - L::kOwnFirst) * kOwnPoints]
@@ -960,6 +974,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
 #pragma unroll
     for (int d = 0; d < 2 * R; ++d) Q[d] = Q[d + 1];
     Q[2 * R] = Sums{};
+  }
   }
 }
 
