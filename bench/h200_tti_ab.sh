@@ -14,7 +14,10 @@
 # Environment: VARIANT (none: A alone); TEST_REGEX (the variants' gpu tests, default ConstantAxis;
 # none: no tests); SPONGE_KERNELS (default swic_split_tma:32x8x256), CPML_KERNELS (default
 # swic_split_tma:32x8x512); ROUNDS (rounds over the binaries per layer, default 2); PROFILE=1;
-# PROFILE_KERNEL (default the sponge's first kernel).
+# PROFILE_KERNEL (default the sponge's first kernel); LAYERS (default "sponge cpml"); BENCH_ENVS
+# (space-separated environments each bench run is repeated under, "-" for none, variables joined
+# by commas, e.g. "- MINIMOD_TTI_PASS2_THREADS=64 MINIMOD_TTI_ONE_RUN=1,MINIMOD_TTI_PASS2_THREADS=64";
+# default "-"): a binary that does not know a variable runs as without it.
 set -uo pipefail
 out=${OUT:-/tmp}
 names=(A); folders=("")
@@ -58,13 +61,16 @@ done
 sponge=${SPONGE_KERNELS:-swic_split_tma:32x8x256}
 cpml=${CPML_KERNELS:-swic_split_tma:32x8x512}
 for round in $(seq "${ROUNDS:-2}"); do
-  for layer in sponge cpml; do
+  for layer in ${LAYERS:-sponge cpml}; do
     kernels=$sponge; [ $layer = cpml ] && kernels=$cpml
     for v in "${names[@]}"; do
-      /usr/bin/time -f "$v $layer host peak %M KB" /tmp/ab/bench-$v --propagator acoustic_tti --backend cuda --shapes 1000 \
-        --steps 20 --set boundary.pml.tti=$layer --set boundary.pml.width=8 --kernels "$kernels" 2>&1 |
-        tee -a "$out/bench-$v-$layer.log" | grep -E '^\| acoustic|host peak' | sed "s/^/$v round $round: /" |
-        tee -a "$out/summary.txt"
+      for e in ${BENCH_ENVS:--}; do
+        vars=(); [ "$e" != - ] && IFS=, read -r -a vars <<< "$e"
+        env "${vars[@]}" /usr/bin/time -f "$v $layer host peak %M KB" /tmp/ab/bench-$v --propagator acoustic_tti --backend cuda \
+          --shapes 1000 --steps 20 --set boundary.pml.tti=$layer --set boundary.pml.width=8 --kernels "$kernels" 2>&1 |
+          tee -a "$out/bench-$v-$layer.log" | grep -E '^\| acoustic|host peak' | sed "s/^/$v ${e#-} round $round: /" |
+          tee -a "$out/summary.txt"
+      done
     done
   done
 done
