@@ -69,4 +69,51 @@ double tti_critical_dt(double v_max, const std::array<double, 3>& h, double eps_
   return 2.0 / (v_max * std::sqrt(lambda_max));
 }
 
+double axis_turn_degrees(float theta1, float phi1, float theta2, float phi2) {
+  const TtiAxis a = tti_axis(theta1, phi1), b = tti_axis(theta2, phi2);
+  const double dot = std::fabs(double(a.nx) * b.nx + double(a.ny) * b.ny + double(a.nz) * b.nz);
+  return std::acos(std::min(1.0, dot)) * 180 / std::acos(-1.0);
+}
+
+AxisTurns scan_axis_turns(const std::vector<float>& theta, const std::vector<float>& phi, const Index3& shape,
+                          double limit_degrees, const std::function<void(std::int64_t)>& mark) {
+  const std::int64_t nk = shape.k, njk = static_cast<std::int64_t>(shape.j) * nk;
+  const std::int64_t points = njk * shape.i, none = points;
+  const double cos_limit = std::cos(limit_degrees * std::acos(-1.0) / 180);
+  double min_dot = 1;
+  std::int64_t above = 0, first = none;
+  // Each point against its six face neighbours (each pair twice, each point written by its own
+  // iteration only); a neighbour with the same angles turns by nothing and costs no axis.
+#pragma omp parallel for schedule(static) reduction(min : min_dot, first) reduction(+ : above)
+  for (std::int64_t o = 0; o < points; ++o) {
+    const int i = static_cast<int>(o / njk), j = static_cast<int>(o / nk % shape.j), k = static_cast<int>(o % nk);
+    const auto x = static_cast<size_t>(o);
+    const TtiAxis n0 = tti_axis(theta[x], phi[x]);
+    double lowest = 1;  // the point's smallest |n0 . n| over its neighbours
+    const auto against = [&](std::int64_t d) {
+      const auto y = static_cast<size_t>(o + d);
+      if (theta[y] == theta[x] && phi[y] == phi[x]) return;
+      const TtiAxis n = tti_axis(theta[y], phi[y]);
+      lowest = std::min(lowest, std::fabs(double(n0.nx) * n.nx + double(n0.ny) * n.ny + double(n0.nz) * n.nz));
+    };
+    if (i > 0) against(-njk);
+    if (i + 1 < shape.i) against(njk);
+    if (j > 0) against(-nk);
+    if (j + 1 < shape.j) against(nk);
+    if (k > 0) against(-1);
+    if (k + 1 < shape.k) against(1);
+    min_dot = std::min(min_dot, lowest);
+    if (lowest < cos_limit) {
+      ++above;
+      first = std::min(first, o);
+      if (mark) mark(o);
+    }
+  }
+  AxisTurns t;
+  t.max_degrees = std::acos(std::min(1.0, min_dot)) * 180 / std::acos(-1.0);
+  t.above = above;
+  t.first = first == none ? -1 : first;
+  return t;
+}
+
 }  // namespace minimod::physics

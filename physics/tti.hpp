@@ -10,7 +10,11 @@
 #pragma once
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <functional>
+#include <vector>
 
+#include "physics/box3.hpp"
 #include "physics/host_device.hpp"
 #include "physics/stencil.hpp"
 
@@ -594,5 +598,21 @@ MM_HOST_DEVICE inline TtiRows tti_rows73_split(const AtField& field, const AtMed
 /// [delta_min, delta_max]. With eps = delta = 0 it equals critical_dt (the isotropic bound).
 double tti_critical_dt(double v_max, const std::array<double, 3>& spacing, double eps_max,
                        double delta_min, double delta_max);
+
+/// The angle (degrees, 0 to 90) between the symmetry axes of (theta1, phi1) and (theta2, phi2),
+/// radians: the axis is a line, so n and -n are the same axis.
+double axis_turn_degrees(float theta1, float phi1, float theta2, float phi2);
+
+/// How sharply the symmetry axis turns over a model: per point the largest angle between its
+/// axis and a face neighbour's (axis_turn_degrees).
+struct AxisTurns {
+  double max_degrees = 0;   // the model's largest turn between face neighbours
+  std::int64_t above = 0;   // points that turn by more than the limit toward a neighbour
+  std::int64_t first = -1;  // the first of them in C order (-1: none)
+};
+/// The turns of a model of `shape` (theta, phi: C-order arrays, radians) against `limit_degrees`;
+/// `mark(o)` is called once for each point o above it, from several threads (each o by one).
+AxisTurns scan_axis_turns(const std::vector<float>& theta, const std::vector<float>& phi, const Index3& shape,
+                          double limit_degrees, const std::function<void(std::int64_t)>& mark = {});
 
 }  // namespace minimod::physics

@@ -440,6 +440,76 @@ TEST(Tti, TenThousandStepsOnRandomSmoothModelsStayBounded) {
   expect_bounded_on_random_smooth_models(kernels::TtiLayer::sponge);
 }
 
+/// Steps (up to `steps`) until the field first exceeds 10 times its maximum over the first 1000
+/// steps (checked every 500), or `steps` if it never does; the field must stay finite until then.
+int steps_until_growth(kernels::Propagator& prop, const std::vector<NodeWeight>& s, double dt, int steps) {
+  double early = 0;
+  for (int t = 0; t < steps; ++t) {
+    prop.step(s, ricker(t * dt, 20));
+    if (t % 500 == 499) {
+      const auto hl = prop.health();
+      if (!hl.finite) return t;
+      if (t < 1000) early = std::max(early, double(hl.max_abs));
+      if (hl.max_abs > 10 * early) return t;
+    }
+  }
+  EXPECT_GT(early, 0);
+  return steps;
+}
+
+TEST(Tti, WhereTheAxisJumpsEllipticPointsKeepTheFieldBounded) {
+  // Blocks of 8^3 points, each with a random axis (uniform over the sphere), vp, epsilon and
+  // delta <= epsilon: the pseudo-acoustic system grows without bound within 1500 steps, the
+  // self-adjoint form notwithstanding (smooth tilts and a single plane where the tilt jumps by
+  // up to 90 degrees stay bounded). With epsilon = delta where the axis turns by more than 30
+  // degrees toward a face neighbour (physics::scan_axis_turns; the plan's
+  // model.elliptic_where_axis_turns), where q has no source, 10,000 steps stay bounded.
+  const Index3 n{24, 26, 28};
+  const int cell = 8;
+  const double h = 10;
+  std::mt19937 rng(11u);
+  std::uniform_real_distribution<double> u(0, 1);
+  const Index3 blocks{n.i / cell + 1, n.j / cell + 1, n.k / cell + 1};
+  std::vector<Medium> block(static_cast<size_t>(blocks.i) * blocks.j * blocks.k);
+  for (auto& b : block) {
+    const double e = 0.3 * u(rng);
+    b = Medium{1500 + 2000 * u(rng), e, (e + 0.05) * u(rng) - 0.05, std::acos(2 * u(rng) - 1), 2 * kPi * u(rng)};
+  }
+  const size_t points = static_cast<size_t>(n.i) * n.j * n.k;
+  const auto block_of = [&](int i, int j, int k) -> const Medium& {
+    return block[(static_cast<size_t>(i / cell) * blocks.j + j / cell) * blocks.k + k / cell];
+  };
+  std::vector<float> theta(points), phi(points);
+  for (int i = 0; i < n.i; ++i)
+    for (int j = 0; j < n.j; ++j)
+      for (int k = 0; k < n.k; ++k) {
+        const size_t o = (static_cast<size_t>(i) * n.j + j) * n.k + k;
+        theta[o] = static_cast<float>(block_of(i, j, k).theta);
+        phi[o] = static_cast<float>(block_of(i, j, k).phi);
+      }
+  std::vector<char> elliptic(points, 0);
+  const auto turns = physics::scan_axis_turns(theta, phi, n, 30, [&](std::int64_t o) { elliptic[o] = 1; });
+  ASSERT_GT(turns.max_degrees, 60);
+  ASSERT_GT(turns.above, 0);
+  EXPECT_LT(turns.above, static_cast<std::int64_t>(points) * 2 / 3);  // the blocks' faces, not the whole model
+  const double dt = 0.6 * physics::tti_critical_dt(3500, {h, h, h}, 0.3, -0.05, 0.3);
+  const std::vector<NodeWeight> s = {{{12, 13, 14}, 1.0f, 0}};
+  for (const bool made_elliptic : {false, true}) {
+    SCOPED_TRACE(made_elliptic ? "elliptic where the axis turns" : "as drawn");
+    auto p = tti_problem(n, h, dt, 6, [&](int i, int j, int k) {
+      Medium m = block_of(i, j, k);
+      if (made_elliptic && elliptic[(static_cast<size_t>(i) * n.j + j) * n.k + k]) m.eps = m.delta;
+      return m;
+    });
+    auto prop = kernels::make_cpu_acoustic_tti(p);
+    const int grown = steps_until_growth(*prop, s, dt, 10000);
+    if (made_elliptic)
+      EXPECT_EQ(grown, 10000) << "grew by step " << grown;
+    else
+      EXPECT_LT(grown, 2000) << "the drawn model must be one that grows: else this test shows nothing";
+  }
+}
+
 TEST(Tti, TheCpmlLayerRefusesACutNearItsAxissLayer) {
   // A subdomain computes psi and V over its halos' layer points itself, psi along a face's own
   // axis excepted, which must be zero there: a face within 4 points of that axis's layer is
