@@ -109,7 +109,14 @@ struct TtiModel {
   std::vector<float> eps, delta, theta, phi;
   double eps_max = 0, delta_min = 0, delta_max = 0;
   std::int64_t clamped = 0;  // points where delta was lowered to epsilon
+  physics::AxisTurns turns;  // against model.elliptic_where_axis_turns, or kAxisTurnWarning
 };
+
+/// Degrees: without model.elliptic_where_axis_turns the plan warns of points whose symmetry axis
+/// turns by more than this toward a face neighbour. Blocks of random axes grew without bound
+/// (Tti.WhereTheAxisJumpsEllipticPointsKeepTheFieldBounded); a cone of +-20 degrees did not,
+/// +-30 did; a single plane where the tilt jumps by up to 90 degrees did not either.
+constexpr double kAxisTurnWarning = 30;
 
 TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::array<double, 3>& h) {
   TtiModel m;
@@ -121,6 +128,13 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
   for (const auto& angle : {std::make_pair(&m.theta, &c.model.theta), std::make_pair(&m.phi, &c.model.phi)})
     if (angle.second->scale != 1.0)
       for (auto& x : *angle.first) x = static_cast<float>(x * angle.second->scale);
+  // Where the axis turns sharply: counted against the limit, and with model.elliptic_where_axis_turns
+  // made elliptic (epsilon = delta: q's source vanishes there). Constant angles turn nowhere.
+  const double turn_limit = c.model.elliptic_where_axis_turns > 0 ? c.model.elliptic_where_axis_turns : kAxisTurnWarning;
+  if (c.model.theta.kind != io::ParameterConfig::Kind::constant || c.model.phi.kind != io::ParameterConfig::Kind::constant)
+    m.turns = physics::scan_axis_turns(m.theta, m.phi, shape, turn_limit, [&](std::int64_t o) {
+      if (c.model.elliptic_where_axis_turns > 0) m.eps[static_cast<size_t>(o)] = m.delta[static_cast<size_t>(o)];
+    });
   // Isotropic zone: eps = delta within the radius of the source (no shear artefact from it).
   const double radius = c.model.isotropic_radius;
   const bool clamp = c.model.epsilon_below_delta == "clamp";
@@ -369,6 +383,29 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
                               std::to_string(tti_model.clamped) + " of the model's points (" + fmt(share) +
                               "%), where epsilon < delta");
     }
+    plan.axis_turn_max = tti_model.turns.max_degrees;
+    const physics::AxisTurns& turns = tti_model.turns;
+    if (turns.above > 0) {
+      const double share = 100.0 * double(turns.above) / double(tti_model.eps.size());
+      const Index3 at{static_cast<int>(turns.first / plan.model_shape.k / plan.model_shape.j),
+                      static_cast<int>(turns.first / plan.model_shape.k % plan.model_shape.j),
+                      static_cast<int>(turns.first % plan.model_shape.k)};
+      const std::string where = std::to_string(turns.above) + " of the model's points (" + fmt(share) +
+                                "%; the largest turn " + fmt(turns.max_degrees) + " degrees, the first point at (" +
+                                fmt(at.i * h[0]) + ", " + fmt(at.j * h[1]) + ", " + fmt(at.k * h[2]) + ") m)";
+      if (c.model.elliptic_where_axis_turns > 0) {
+        plan.axis_turn_elliptic = turns.above;
+        plan.warnings.push_back("model.elliptic_where_axis_turns: epsilon set to delta at " + where +
+                                ", where the symmetry axis turns by more than " +
+                                fmt(c.model.elliptic_where_axis_turns) + " degrees toward a neighbour");
+      } else {
+        plan.warnings.push_back(
+            "the symmetry axis turns by more than " + fmt(kAxisTurnWarning) + " degrees toward a neighbour at " +
+            where + ": where it turns that sharply in several directions the pseudo-acoustic system can grow "
+            "without bound (smooth theta and phi there, or set model.elliptic_where_axis_turns: " +
+            fmt(kAxisTurnWarning) + " to make those points elliptic, epsilon = delta)");
+      }
+    }
   }
 
   // --- time step
@@ -547,6 +584,8 @@ std::string describe(const RunPlan& p) {
   if (p.tti)
     s << "anisotropy   TTI: epsilon max " << fmt(p.eps_max) << ", delta " << fmt(p.delta_min) << " .. "
       << fmt(p.delta_max) << (p.delta_clamped > 0 ? " (lowered to epsilon at " + std::to_string(p.delta_clamped) + " points)" : "")
+      << "; the axis turns by up to " << fmt(p.axis_turn_max) << " degrees between neighbours"
+      << (p.axis_turn_elliptic > 0 ? " (elliptic at " + std::to_string(p.axis_turn_elliptic) + " points)" : "")
       << "; receivers record " << (p.tti_problem.record_q ? "q" : "p") << "\n";
   static const char* kFaces[] = {"x-", "x+", "y-", "y+", "z- (top)", "z+"};
   for (int f = 0; f < 6; ++f)

@@ -26,6 +26,8 @@ struct RunPlan {
   kernels::AcousticTtiProblem tti_problem;  // filled when tti
   double eps_max = 0, delta_min = 0, delta_max = 0;  // TTI model ranges (after any clamp)
   std::int64_t delta_clamped = 0;   // TTI: points where delta was lowered to epsilon (epsilon_below_delta: clamp)
+  double axis_turn_max = 0;         // TTI: degrees, the largest turn of the symmetry axis between face neighbours
+  std::int64_t axis_turn_elliptic = 0;  // TTI: points made elliptic (model.elliptic_where_axis_turns)
   physics::Index3 model_shape;      // the user's model (without padding)
   std::array<int, 3> pad_lo{}, pad_hi{};  // PML points added around the model
   double dt = 0;                    // s

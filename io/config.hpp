@@ -46,6 +46,11 @@ struct ModelConfig {
   // "error" (the default) names the first such point and their count; "clamp" lowers delta to
   // epsilon there (elliptic, horizontal velocity kept) and reports how many points it changed.
   std::string epsilon_below_delta = "error";
+  // Degrees, 0 = none: epsilon is set to delta (the medium made elliptic) at the points whose
+  // symmetry axis turns by more than this toward a face neighbour. Where the axis turns that
+  // sharply in several directions (blocks of differing axes) the pseudo-acoustic system grows
+  // without bound; without this key the plan warns of points that turn by more than 30 degrees.
+  double elliptic_where_axis_turns = 0;
 };
 
 struct TimeConfig {

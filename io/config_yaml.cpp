@@ -527,11 +527,13 @@ void read_parameter(const Reader& r, const YAML::Node& node, const std::string& 
 void read_model(const Reader& r, const YAML::Node& node, const std::string& propagator,
                 ModelConfig& model) {
   r.expect_map(node, "model",
-               {"vp", "epsilon", "delta", "theta", "phi", "isotropic_radius", "epsilon_below_delta"});
+               {"vp", "epsilon", "delta", "theta", "phi", "isotropic_radius", "epsilon_below_delta",
+                "elliptic_where_axis_turns"});
   r.require(node, "model", "vp");
   read_parameter(r, node["vp"], "model.vp", "vp", "m/s", model.vp);
   if (propagator != "acoustic_tti") {
-    for (const char* key : {"epsilon", "delta", "theta", "phi", "isotropic_radius", "epsilon_below_delta"}) {
+    for (const char* key : {"epsilon", "delta", "theta", "phi", "isotropic_radius", "epsilon_below_delta",
+                            "elliptic_where_axis_turns"}) {
       if (node[key]) r.fail(join_path("model", key), "only for propagator: acoustic_tti");
     }
     return;
@@ -555,6 +557,11 @@ void read_model(const Reader& r, const YAML::Node& node, const std::string& prop
   }
   if (const YAML::Node e = node["epsilon_below_delta"])
     model.epsilon_below_delta = r.choice(e, "model.epsilon_below_delta", {"error", "clamp"});
+  if (const YAML::Node t = node["elliptic_where_axis_turns"]) {
+    model.elliptic_where_axis_turns = r.number(t, "model.elliptic_where_axis_turns");
+    r.check(model.elliptic_where_axis_turns > 0 && model.elliptic_where_axis_turns <= 90, t,
+            "model.elliptic_where_axis_turns", "must be an angle in degrees in (0, 90]");
+  }
 }
 
 void read_time(const Reader& r, const YAML::Node& node, TimeConfig& time) {

@@ -142,6 +142,51 @@ TEST(TtiPlan, AClampedRunEqualsTheModelWithDeltaLoweredByHand) {
   EXPECT_EQ(a, b);
 }
 
+TEST(TtiPlan, WhereTheAxisTurnsSharplyThePlanWarnsOrMakesThePointsElliptic) {
+  // The tilt 0.5 rad above 200 m and 40 degrees more below: the axis turns by 40 degrees between
+  // the points at z = 190 and 200 m (k = 19, 20), 2 x 40 x 36 points, the first at (0, 0, 190) m.
+  auto c = tti_config();
+  c.model.theta.kind = io::ParameterConfig::Kind::layers;
+  c.model.theta.layers = {{0, 0.5}, {200, 0.5 + 40 * 3.14159265358979 / 180}};
+  const auto warned = app::make_plan(c);
+  EXPECT_NEAR(warned.axis_turn_max, 40, 1e-3);
+  EXPECT_EQ(warned.axis_turn_elliptic, 0);
+  const auto warning = std::find_if(warned.warnings.begin(), warned.warnings.end(), [](const std::string& w) {
+    return w.find("the symmetry axis turns by more than 30 degrees") != std::string::npos;
+  });
+  ASSERT_NE(warning, warned.warnings.end());
+  for (const char* part : {"at 2880 of the model's points", "the first point at (0, 0, 190) m",
+                           "model.elliptic_where_axis_turns: 30"})
+    EXPECT_NE(warning->find(part), std::string::npos) << part << " in: " << *warning;
+  EXPECT_NE(app::describe(warned).find("the axis turns by up to 40"), std::string::npos) << app::describe(warned);
+  const auto b_at = [](const app::RunPlan& plan, double z) {
+    const auto& t = plan.tti_problem;
+    const auto idx = t.grid.index_of({200, 180, z});
+    const int i = std::lround(idx[0]), j = std::lround(idx[1]), k = std::lround(idx[2]);
+    return t.b[(static_cast<size_t>(i) * t.grid.shape.j + j) * t.grid.shape.k + k];
+  };
+  for (const double z : {180.0, 190.0, 200.0, 210.0}) EXPECT_FLOAT_EQ(b_at(warned, z), 0.2f) << z;  // untouched
+
+  c.model.elliptic_where_axis_turns = 30;
+  const auto elliptic = app::make_plan(c);
+  EXPECT_EQ(elliptic.axis_turn_elliptic, 2880);
+  EXPECT_NE(app::describe(elliptic).find("(elliptic at 2880 points)"), std::string::npos);
+  for (const auto& w : elliptic.warnings) EXPECT_EQ(w.find("degrees toward a neighbour at "), std::string::npos) << w;
+  EXPECT_TRUE(std::any_of(elliptic.warnings.begin(), elliptic.warnings.end(), [](const std::string& w) {
+    return w.find("model.elliptic_where_axis_turns: epsilon set to delta at 2880 of the model's points") !=
+           std::string::npos;
+  }));
+  // b = 2 (epsilon - delta): 0 on both sides of the turn, 0.2 a point away.
+  for (const double z : {180.0, 190.0, 200.0, 210.0})
+    EXPECT_FLOAT_EQ(b_at(elliptic, z), z == 190 || z == 200 ? 0.0f : 0.2f) << z;
+
+  c.model.elliptic_where_axis_turns = 45;  // above the turn: nothing changed, nothing to warn of
+  const auto wide = app::make_plan(c);
+  EXPECT_EQ(wide.axis_turn_elliptic, 0);
+  for (const auto& w : wide.warnings) EXPECT_EQ(w.find("axis turns"), std::string::npos) << w;
+  EXPECT_EQ(app::make_plan(tti_config()).axis_turn_max, 0);  // constant angles: no turn
+}
+
 TEST(TtiPlan, TimeStepAndMediumFollowTheConfig) {
   const auto plan = app::make_plan(tti_config());
   ASSERT_TRUE(plan.tti);

@@ -566,6 +566,19 @@ TEST(ConfigTti, EpsilonBelowDeltaTakesErrorOrClamp) {
                        {"model.epsilon_below_delta (line 6)", "only for propagator: acoustic_tti"}));
 }
 
+TEST(ConfigTti, EllipticWhereTheAxisTurnsTakesAnAngleInDegrees) {
+  EXPECT_EQ(parse_config(tti_config(""), {}, "").model.elliptic_where_axis_turns, 0);  // none
+  EXPECT_EQ(parse_config(tti_config("  elliptic_where_axis_turns: 30\n"), {}, "").model.elliptic_where_axis_turns, 30);
+  for (const char* bad : {"0", "-5", "120"})
+    EXPECT_TRUE(contains(error_of(tti_config(std::string("  elliptic_where_axis_turns: ") + bad + "\n")),
+                         {"model.elliptic_where_axis_turns (line 6)", "in degrees in (0, 90]"}))
+        << bad;
+  EXPECT_TRUE(contains(error_of(tti_config("  elliptic_where_axis_turns: steep\n")),
+                       {"model.elliptic_where_axis_turns (line 6)"}));
+  EXPECT_TRUE(contains(error_of(tti_config("  elliptic_where_axis_turns: 30\n", "acoustic_iso")),
+                       {"model.elliptic_where_axis_turns (line 6)", "only for propagator: acoustic_tti"}));
+}
+
 TEST(ConfigTti, ParametersTakeEveryFormOfVp) {
   TempDir dir;
   dir.touch("aniso.h5");
