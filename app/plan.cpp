@@ -403,7 +403,8 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
             "the symmetry axis turns by more than " + fmt(kAxisTurnWarning) + " degrees toward a neighbour at " +
             where + ": where it turns that sharply in several directions the pseudo-acoustic system can grow "
             "without bound (smooth theta and phi there, or set model.elliptic_where_axis_turns: " +
-            fmt(kAxisTurnWarning) + " to make those points elliptic, epsilon = delta)");
+            fmt(kAxisTurnWarning) + " to make those points elliptic, epsilon = delta; with the CPML layer that "
+            "is not enough where such turns reach the layer: docs/tti.md, \"Where the axis turns sharply\")");
       }
     }
   }

@@ -463,7 +463,8 @@ TEST(Tti, WhereTheAxisJumpsEllipticPointsKeepTheFieldBounded) {
   // self-adjoint form notwithstanding (smooth tilts and a single plane where the tilt jumps by
   // up to 90 degrees stay bounded). With epsilon = delta where the axis turns by more than 30
   // degrees toward a face neighbour (physics::scan_axis_turns; the plan's
-  // model.elliptic_where_axis_turns), where q has no source, 10,000 steps stay bounded.
+  // model.elliptic_where_axis_turns), where q has no source, 10,000 steps stay bounded. The layer
+  // here is the sponge: with the CPML the remedied model still grew (docs/tti.md).
   const Index3 n{24, 26, 28};
   const int cell = 8;
   const double h = 10;
