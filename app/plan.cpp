@@ -103,6 +103,17 @@ std::vector<Point3> receiver_points(const io::Config& c) {
   return out;
 }
 
+/// The model point of C-order index o in a model of `shape`.
+Index3 model_point(std::int64_t o, const Index3& shape) {
+  return Index3{static_cast<int>(o / shape.k / shape.j), static_cast<int>(o / shape.k % shape.j),
+                static_cast<int>(o % shape.k)};
+}
+/// "(x, y, z) m": where that point lies, in model coordinates, for messages.
+std::string model_point_where(std::int64_t o, const Index3& shape, const std::array<double, 3>& h) {
+  const Index3 p = model_point(o, shape);
+  return "(" + fmt(p.i * h[0]) + ", " + fmt(p.j * h[1]) + ", " + fmt(p.k * h[2]) + ") m";
+}
+
 /// TTI parameters on the model grid (angles in radians), after the isotropic zone and, with
 /// model.epsilon_below_delta: clamp, with delta lowered to epsilon where it exceeded it.
 struct TtiModel {
@@ -144,15 +155,11 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
   const std::int64_t points = static_cast<std::int64_t>(m.eps.size()), none = points;
   std::int64_t first_invalid = none, first_below = none, clamped = 0;
   double eps_max = -1e30, delta_min = 1e30, delta_max = -1e30;
-  const auto point_of = [&shape](std::int64_t o) {  // the model point of C-order index o
-    return Index3{static_cast<int>(o / shape.k / shape.j), static_cast<int>(o / shape.k % shape.j),
-                  static_cast<int>(o % shape.k)};
-  };
 #pragma omp parallel for schedule(static) reduction(min : first_invalid, first_below, delta_min) \
     reduction(max : eps_max, delta_max) reduction(+ : clamped)
   for (std::int64_t o = 0; o < points; ++o) {
     const auto x = static_cast<size_t>(o);
-    const Index3 p = point_of(o);
+    const Index3 p = model_point(o, shape);
     const double dx = p.i * h[0] - src[0], dy = p.j * h[1] - src[1], dz = p.k * h[2] - src[2];
     if (radius > 0 && dx * dx + dy * dy + dz * dz <= radius * radius) m.eps[x] = m.delta[x];
     if (!(1 + 2 * double(m.delta[x]) > 0) || !std::isfinite(m.eps[x]) || !std::isfinite(m.delta[x]) ||
@@ -170,10 +177,7 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
     delta_min = std::min(delta_min, d);
     delta_max = std::max(delta_max, d);
   }
-  const auto where = [&](std::int64_t o) {
-    const Index3 p = point_of(o);
-    return "(" + fmt(p.i * h[0]) + ", " + fmt(p.j * h[1]) + ", " + fmt(p.k * h[2]) + ") m";
-  };
+  const auto where = [&](std::int64_t o) { return model_point_where(o, shape, h); };
   if (first_invalid != none)
     fail(c, "model.delta", "delta must be > -0.5 and every TTI parameter finite, at " + where(first_invalid));
   m.eps_max = eps_max;
@@ -387,12 +391,9 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
     const physics::AxisTurns& turns = tti_model.turns;
     if (turns.above > 0) {
       const double share = 100.0 * double(turns.above) / double(tti_model.eps.size());
-      const Index3 at{static_cast<int>(turns.first / plan.model_shape.k / plan.model_shape.j),
-                      static_cast<int>(turns.first / plan.model_shape.k % plan.model_shape.j),
-                      static_cast<int>(turns.first % plan.model_shape.k)};
       const std::string where = std::to_string(turns.above) + " of the model's points (" + fmt(share) +
-                                "%; the largest turn " + fmt(turns.max_degrees) + " degrees, the first point at (" +
-                                fmt(at.i * h[0]) + ", " + fmt(at.j * h[1]) + ", " + fmt(at.k * h[2]) + ") m)";
+                                "%; the largest turn " + fmt(turns.max_degrees) + " degrees, the first point at " +
+                                model_point_where(turns.first, plan.model_shape, h) + ")";
       if (c.model.elliptic_where_axis_turns > 0) {
         plan.axis_turn_elliptic = turns.above;
         plan.warnings.push_back("model.elliptic_where_axis_turns: epsilon set to delta at " + where +

@@ -69,10 +69,16 @@ double tti_critical_dt(double v_max, const std::array<double, 3>& h, double eps_
   return 2.0 / (v_max * std::sqrt(lambda_max));
 }
 
+namespace {
+/// |a . b|: the cosine of the angle between two axes as lines.
+double line_cosine(const TtiAxis& a, const TtiAxis& b) {
+  return std::fabs(double(a.nx) * b.nx + double(a.ny) * b.ny + double(a.nz) * b.nz);
+}
+double degrees_of_cosine(double c) { return std::acos(std::min(1.0, c)) * 180 / std::acos(-1.0); }
+}  // namespace
+
 double axis_turn_degrees(float theta1, float phi1, float theta2, float phi2) {
-  const TtiAxis a = tti_axis(theta1, phi1), b = tti_axis(theta2, phi2);
-  const double dot = std::fabs(double(a.nx) * b.nx + double(a.ny) * b.ny + double(a.nz) * b.nz);
-  return std::acos(std::min(1.0, dot)) * 180 / std::acos(-1.0);
+  return degrees_of_cosine(line_cosine(tti_axis(theta1, phi1), tti_axis(theta2, phi2)));
 }
 
 AxisTurns scan_axis_turns(const std::vector<float>& theta, const std::vector<float>& phi, const Index3& shape,
@@ -93,8 +99,7 @@ AxisTurns scan_axis_turns(const std::vector<float>& theta, const std::vector<flo
     const auto against = [&](std::int64_t d) {
       const auto y = static_cast<size_t>(o + d);
       if (theta[y] == theta[x] && phi[y] == phi[x]) return;
-      const TtiAxis n = tti_axis(theta[y], phi[y]);
-      lowest = std::min(lowest, std::fabs(double(n0.nx) * n.nx + double(n0.ny) * n.ny + double(n0.nz) * n.nz));
+      lowest = std::min(lowest, line_cosine(n0, tti_axis(theta[y], phi[y])));
     };
     if (i > 0) against(-njk);
     if (i + 1 < shape.i) against(njk);
@@ -110,7 +115,7 @@ AxisTurns scan_axis_turns(const std::vector<float>& theta, const std::vector<flo
     }
   }
   AxisTurns t;
-  t.max_degrees = std::acos(std::min(1.0, min_dot)) * 180 / std::acos(-1.0);
+  t.max_degrees = degrees_of_cosine(min_dot);
   t.above = above;
   t.first = first == none ? -1 : first;
   return t;
