@@ -1,6 +1,7 @@
 #include "app/plan.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -121,7 +122,12 @@ struct TtiModel {
   double eps_max = 0, delta_min = 0, delta_max = 0;
   std::int64_t clamped = 0;  // points where delta was lowered to epsilon
   physics::AxisTurns turns;  // against model.elliptic_where_axis_turns, or kAxisTurnWarning
+  std::int64_t turns_at_layer = 0;  // of turns.above, within kTurnNearLayer points of a face with a layer
 };
+
+/// Points: a turn this close to a model face that has a layer reaches the layer (the padding
+/// extends the face's axes through it, and the operator reads this far).
+constexpr int kTurnNearLayer = physics::kRadius;
 
 /// Degrees: without model.elliptic_where_axis_turns the plan warns of points whose symmetry axis
 /// turns by more than this toward a face neighbour. Blocks of random axes grew without bound
@@ -129,7 +135,8 @@ struct TtiModel {
 /// +-30 did; a single plane where the tilt jumps by up to 90 degrees did not either.
 constexpr double kAxisTurnWarning = 30;
 
-TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::array<double, 3>& h) {
+TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::array<double, 3>& h,
+                         const pml::PmlWidths& layer) {
   TtiModel m;
   m.eps = build_parameter(c, c.model.epsilon, "model.epsilon", shape, h[2]);
   m.delta = build_parameter(c, c.model.delta, "model.delta", shape, h[2]);
@@ -143,9 +150,22 @@ TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::ar
   // made elliptic (epsilon = delta: q's source vanishes there). Constant angles turn nowhere.
   const double turn_limit = c.model.elliptic_where_axis_turns > 0 ? c.model.elliptic_where_axis_turns : kAxisTurnWarning;
   if (c.model.theta.kind != io::ParameterConfig::Kind::constant || c.model.phi.kind != io::ParameterConfig::Kind::constant)
+  {
+    const auto near_layer = [&](std::int64_t o) {
+      const Index3 p = model_point(o, shape);
+      for (int a = 0; a < 3; ++a)
+        if ((layer.lo[static_cast<size_t>(a)] > 0 && p[a] < kTurnNearLayer) ||
+            (layer.hi[static_cast<size_t>(a)] > 0 && p[a] >= shape[a] - kTurnNearLayer))
+          return true;
+      return false;
+    };
+    std::atomic<std::int64_t> at_layer{0};
     m.turns = physics::scan_axis_turns(m.theta, m.phi, shape, turn_limit, [&](std::int64_t o) {
       if (c.model.elliptic_where_axis_turns > 0) m.eps[static_cast<size_t>(o)] = m.delta[static_cast<size_t>(o)];
+      if (near_layer(o)) at_layer.fetch_add(1, std::memory_order_relaxed);
     });
+    m.turns_at_layer = at_layer.load();
+  }
   // Isotropic zone: eps = delta within the radius of the source (no shear artefact from it).
   const double radius = c.model.isotropic_radius;
   const bool clamp = c.model.epsilon_below_delta == "clamp";
@@ -244,7 +264,8 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
     cp.velocity = c.boundary.pml_velocity.value_or(fastest);
     cp.reflection = c.boundary.pml_reflection;
     cp.frequency = c.source.frequency;
-    kernels::use_cpml_layer(t, cp);
+    kernels::use_cpml_layer(t, cp, c.boundary.tti_layer_axis == "vertical" ? kernels::TtiLayerAxis::vertical
+                                                                        : kernels::TtiLayerAxis::model);
   }
 }
 
@@ -320,6 +341,8 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
   if (plan.tti && minimod) fail(c, "mode", "minimod mode is for propagator: acoustic_iso");
   if (!plan.tti && !c.boundary.tti_layer.empty())
     fail(c, "boundary.pml.tti", "applies to propagator: acoustic_tti only (acoustic_iso's layer is a CPML already)");
+  if (!c.boundary.tti_layer_axis.empty() && (!plan.tti || c.boundary.tti_layer == "sponge"))
+    fail(c, "boundary.pml.tti_axis", "applies to the acoustic_tti CPML layer only (boundary.pml.tti: cpml)");
   if (!plan.tti && c.output.record != "p")
     fail(c, "output.record", "'" + c.output.record + "' exists only for propagator: acoustic_tti");
   const auto h = c.grid.spacing;
@@ -376,7 +399,7 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
 
   TtiModel tti_model;
   if (plan.tti) {
-    tti_model = build_tti_model(c, plan.model_shape, h);
+    tti_model = build_tti_model(c, plan.model_shape, h, plan.problem.pml);
     plan.eps_max = tti_model.eps_max;
     plan.delta_min = tti_model.delta_min;
     plan.delta_max = tti_model.delta_max;
@@ -404,9 +427,19 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
             "the symmetry axis turns by more than " + fmt(kAxisTurnWarning) + " degrees toward a neighbour at " +
             where + ": where it turns that sharply in several directions the pseudo-acoustic system can grow "
             "without bound (smooth theta and phi there, or set model.elliptic_where_axis_turns: " +
-            fmt(kAxisTurnWarning) + " to make those points elliptic, epsilon = delta; with the CPML layer that "
-            "is not enough where such turns reach the layer: docs/tti.md, \"Where the axis turns sharply\")");
+            fmt(kAxisTurnWarning) + " to make those points elliptic, epsilon = delta: docs/tti.md, \"Where the "
+            "axis turns sharply\")");
       }
+      const bool cpml_model_axis =
+          (c.boundary.tti_layer.empty() ? std::string(kDefaultTtiLayer) : c.boundary.tti_layer) == "cpml" &&
+          c.boundary.tti_layer_axis != "vertical";
+      if (cpml_model_axis && tti_model.turns_at_layer > 0)
+        plan.warnings.push_back(
+            std::to_string(tti_model.turns_at_layer) + " of those points lie within " + std::to_string(kTurnNearLayer) +
+            " points of a face's CPML layer, which the padding fills with the face's axes: a CPML over axes that "
+            "turn sharply can grow without bound even where the model is made elliptic; set "
+            "boundary.pml.tti_axis: vertical (the layer elliptic from its edge, its axis turned to vertical; "
+            "reflects more) or boundary.pml.tti: sponge");
     }
   }
 
@@ -579,8 +612,10 @@ std::string describe(const RunPlan& p) {
     << ", " << p.problem.pml.lo[1] << "/" << p.problem.pml.hi[1] << ", " << p.problem.pml.lo[2] << "/"
     << p.problem.pml.hi[2] << " points x-/x+, y-/y+, z-/z+"
     << (p.config.mode == "minimod" ? ", Minimod's, inside the grid"
-        : p.tti ? (p.tti_problem.layer == kernels::TtiLayer::cpml ? ", CPML of the TTI operator, elliptic at depth, padded around the model"
-                                                                    : ", Minimod's damping, padded around the model")
+        : p.tti ? (p.tti_problem.layer != kernels::TtiLayer::cpml ? ", Minimod's damping, padded around the model"
+                   : p.tti_problem.layer_axis == kernels::TtiLayerAxis::vertical
+                       ? ", CPML of the TTI operator, elliptic from its edge, its axis turned to vertical, padded around the model"
+                       : ", CPML of the TTI operator, elliptic at depth, padded around the model")
                 : ", CPML, padded around the model")
     << ")\n";
   if (p.tti)

@@ -173,8 +173,10 @@ int main(int argc, char** argv) {
         }
       const std::string width = pad == 2 * kTtiLayer ? "" : ", " + std::to_string(pad / 2) + " points";
       const std::string axis = std::string(", ") + kernels::tti_axis_kind(plan.tti_problem);
+      const std::string layer_axis =
+          cpml && plan.tti_problem.layer_axis == kernels::TtiLayerAxis::vertical ? ", its axis vertical" : "";
       const std::string label =
-          tti ? propagator + (cpml ? " (cpml" : " (sponge") + width + axis + ")" : propagator;
+          tti ? propagator + (cpml ? " (cpml" : " (sponge") + width + layer_axis + axis + ")" : propagator;
       const double floor_gpts = bandwidth / (bytes / points) / 1e9;
       for (const auto& kernel : split(kernels_arg, ',')) {
         const auto made_start = std::chrono::steady_clock::now();

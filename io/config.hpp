@@ -89,6 +89,11 @@ struct BoundaryConfig {
   /// the default, app::kDefaultTtiLayer) or "sponge" (Minimod's damped equation: reflects 12x
   /// more, 1.6x faster on the GPU, no limit on where distributed runs cut). Empty: not set.
   std::string tti_layer;
+  /// The symmetry axis in the acoustic_tti CPML layer: "model" (the model's, the layer elliptic at
+  /// depth; the default) or "vertical" (the layer elliptic from its edge and its axis turned to
+  /// vertical: bounded where the model's axis turns sharply at the layer, reflects more;
+  /// kernels::TtiLayerAxis). Empty: not set.
+  std::string tti_layer_axis;
   /// Faces that are free surfaces instead of PML, by name: x-, x+, y-, y+, z- (= "top"), z+.
   std::array<bool, 6> free_surface{};
 };

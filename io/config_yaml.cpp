@@ -681,7 +681,7 @@ void read_receivers(const Reader& r, const YAML::Node& node,
 void read_boundary(const Reader& r, const YAML::Node& node, BoundaryConfig& boundary) {
   r.expect_map(node, "boundary", {"pml", "free_surface"});
   if (const YAML::Node pml = node["pml"]) {
-    r.expect_map(pml, "boundary.pml", {"width", "reflection", "velocity", "tti"});
+    r.expect_map(pml, "boundary.pml", {"width", "reflection", "velocity", "tti", "tti_axis"});
     if (const YAML::Node w = pml["width"]) {
       boundary.pml_width = r.integer(w, "boundary.pml.width");
       r.check(boundary.pml_width >= 0 && boundary.pml_width <= kMaxPmlWidth, w,
@@ -693,6 +693,8 @@ void read_boundary(const Reader& r, const YAML::Node& node, BoundaryConfig& boun
               "boundary.pml.reflection", "must be in (0, 1)");
     }
     if (const YAML::Node t = pml["tti"]) boundary.tti_layer = r.choice(t, "boundary.pml.tti", {"sponge", "cpml"});
+    if (const YAML::Node t = pml["tti_axis"])
+      boundary.tti_layer_axis = r.choice(t, "boundary.pml.tti_axis", {"model", "vertical"});
     if (const YAML::Node v = pml["velocity"]) {
       if (!r.is_auto(v)) {
         boundary.pml_velocity = r.number(v, "boundary.pml.velocity");

@@ -29,6 +29,16 @@ namespace minimod::kernels {
 /// rank, for now). See docs/tti.md#absorbing-layer.
 enum class TtiLayer { sponge, cpml };
 
+/// The symmetry axis in the CPML layer (boundary.pml.tti_axis). `model`: the model's (the layer
+/// elliptic at depth, above). `vertical`: the layer turns elliptic from its inner edge (delta ->
+/// eps by kVerticalEllipticEnd of its width) and its axis turns to vertical (by kVerticalAxisEnd),
+/// both smoothsteps. An elliptic medium whose axis lies along a grid axis keeps the CPML bounded
+/// where a tilted one does not: where the model's axis turns sharply at the layer (blocks of
+/// random axes; docs/tti.md, "Where the axis turns sharply") the CPML grew with `model` and stays
+/// bounded with `vertical`, which reflects more (docs/tti.md) and, its axis varying, takes the
+/// varying-axis kernels where the model's axis is one tilted axis.
+enum class TtiLayerAxis { model, vertical };
+
 /// Everything of an acoustic TTI problem but its model's per-point arrays: what a propagator keeps
 /// once it has taken those into its own layout. It copies this part only (the arrays are 20 GB at
 /// 1000^3).
@@ -38,6 +48,7 @@ struct TtiProblemSettings {
   TtiLayer layer = TtiLayer::sponge;
   pml::DampingProfiles damping;  // TtiLayer::sponge: eta profiles of the PML slabs
   pml::CpmlProfiles cpml;        // TtiLayer::cpml: a, b profiles (make_elliptic_layer first)
+  TtiLayerAxis layer_axis = TtiLayerAxis::model;  // TtiLayer::cpml: the layer's axis (use_cpml_layer)
   std::array<bool, 6> free_surface{};
   bool record_q = false;  // receivers sample q instead of p
   // The symmetry axis is vertical (theta = 0) over the whole medium box of the whole model: the
@@ -109,14 +120,22 @@ inline pml::ProfileParams tti_layer_profile(double dt, double velocity) {
 /// it at 0.3 made it grow (bench/results/2026-11-27-session18-tti-cpml-rows.md, CPU part).
 constexpr double kEllipticStart = 0.2, kEllipticEnd = 0.8;
 
+/// TtiLayerAxis::vertical: the layer is elliptic by this fraction of its width and its axis
+/// vertical by the second (smoothsteps from its inner edge; the first fits the probe of
+/// Tti.WhereTheAxisJumpsAtTheCpmlLayer...: elliptic by 0.5 with the axis vertical by 0.5 grew
+/// there by step 6000).
+constexpr double kVerticalEllipticEnd = 0.3, kVerticalAxisEnd = 0.6;
+
 /// Turns the medium of a whole-domain problem elliptic in its layer (delta -> eps, see above),
-/// a over medium_box() and b over the grid, from the layer depth of the nearest grid point. Call
-/// after finish_problem.
-void make_elliptic_layer(AcousticTtiProblem& problem);
+/// a over medium_box() and b over the grid, from the layer depth of the nearest grid point, and
+/// with TtiLayerAxis::vertical turns its axis (theta, phi over medium_box()) to vertical, the
+/// problem's vti and constant_axis then taken again. Call after finish_problem.
+void make_elliptic_layer(AcousticTtiProblem& problem, TtiLayerAxis axis = TtiLayerAxis::model);
 
 /// Gives a whole-domain problem (after finish_problem) the CPML layer: TtiLayer::cpml, the CPML
 /// profiles of its grid and widths for `params`, and the medium made elliptic at depth.
-void use_cpml_layer(AcousticTtiProblem& problem, const pml::CpmlParams& params);
+void use_cpml_layer(AcousticTtiProblem& problem, const pml::CpmlParams& params,
+                    TtiLayerAxis axis = TtiLayerAxis::model);
 
 /// problem.regions, or the regions of the whole grid when it names none.
 std::vector<pml::Region> problem_regions(const TtiProblemSettings& problem);

@@ -90,13 +90,15 @@ inline kernels::AcousticTtiProblem random_tti(unsigned seed, Index3 n, bool free
 }
 
 /// random_tti with the CPML layer (boundary.pml.tti: cpml): its profiles and the medium made
-/// elliptic at depth.
-inline kernels::AcousticTtiProblem with_cpml_layer(kernels::AcousticTtiProblem p) {
+/// elliptic at depth (with `axis` vertical: elliptic from the layer's edge, its axis turned to
+/// vertical).
+inline kernels::AcousticTtiProblem with_cpml_layer(kernels::AcousticTtiProblem p,
+                                                   kernels::TtiLayerAxis axis = kernels::TtiLayerAxis::model) {
   pml::CpmlParams cp;
   cp.dt = 0.5 * physics::tti_critical_dt(3500, p.grid.spacing, 0.3, 0.0, 0.3);
   cp.velocity = 4000;
   cp.frequency = 15;
-  kernels::use_cpml_layer(p, cp);
+  kernels::use_cpml_layer(p, cp, axis);
   return p;
 }
 

@@ -326,29 +326,38 @@ void fill_tti_medium(const AcousticTtiProblem& p, const physics::FieldLayout& la
       }
 }
 
-void make_elliptic_layer(AcousticTtiProblem& p) {
+void make_elliptic_layer(AcousticTtiProblem& p, TtiLayerAxis axis) {
   const Index3 n = p.grid.shape;
   const physics::Box3 m = medium_box(p.grid);
-  if (p.a.size() != static_cast<size_t>(m.points()) || p.b.size() != static_cast<size_t>(p.grid.points()))
+  if (p.a.size() != static_cast<size_t>(m.points()) || p.b.size() != static_cast<size_t>(p.grid.points()) ||
+      p.theta.size() != p.a.size() || p.phi.size() != p.a.size())
     throw std::invalid_argument("make_elliptic_layer: call finish_problem first");
+  const bool vertical = axis == TtiLayerAxis::vertical;
+  const double elliptic_start = vertical ? 0.0 : kEllipticStart;
+  const double elliptic_end = vertical ? kVerticalEllipticEnd : kEllipticEnd;
   // Depth into the layer as a fraction of its width (0 inside, 1 at the outermost point), per axis.
-  const auto depth = [&](int axis, int i) {
-    const int lo = p.pml.lo[static_cast<size_t>(axis)], hi = p.pml.hi[static_cast<size_t>(axis)];
+  const auto depth = [&](int c, int i) {
+    const int lo = p.pml.lo[static_cast<size_t>(c)], hi = p.pml.hi[static_cast<size_t>(c)];
     if (lo > 0 && i < lo) return static_cast<double>(lo - i) / lo;
-    if (hi > 0 && i >= n[axis] - hi) return static_cast<double>(i - (n[axis] - hi) + 1) / hi;
+    if (hi > 0 && i >= n[c] - hi) return static_cast<double>(i - (n[c] - hi) + 1) / hi;
     return 0.0;
   };
-  // The layer's weight at grid point g (a smoothstep of the depth) and the shift of delta there,
-  // w b / 2, from the grid's own anellipticity b at g.
-  const auto shift_at = [&](const Index3& g, size_t og) {
-    const double r = std::max({depth(0, g.i), depth(1, g.j), depth(2, g.k)});
-    const double x = std::clamp((r - kEllipticStart) / (kEllipticEnd - kEllipticStart), 0.0, 1.0);
-    return x * x * (3 - 2 * x) * p.b[og] / 2;
+  const auto depth_at = [&](const Index3& g) { return std::max({depth(0, g.i), depth(1, g.j), depth(2, g.k)}); };
+  const auto smoothstep = [](double r, double start, double end) {
+    const double x = std::clamp((r - start) / (end - start), 0.0, 1.0);
+    return x * x * (3 - 2 * x);
   };
-  // a over the medium box first, reading b at the nearest grid point (a halo point's is on the
-  // grid's edge), then b at the grid's points: b is read unchanged in the first pass and each point
-  // reads and writes its own in the second, so no copy of b is needed (it was the CPML plan's one
-  // array beyond its host figure: 18 MiB at 166^3, PlanMemory.HostFigureIsWithinTwoPercentOf...).
+  // The shift of delta at grid point g, w b / 2 for the layer's weight w there, from the grid's
+  // own anellipticity b at g.
+  const auto shift_at = [&](const Index3& g, size_t og) {
+    const double r = depth_at(g);
+    return r > 0 ? smoothstep(r, elliptic_start, elliptic_end) * p.b[og] / 2 : 0.0;
+  };
+  // a (and with a vertical axis theta, phi) over the medium box first, reading b at the nearest
+  // grid point (a halo point's is on the grid's edge), then b at the grid's points: b is read
+  // unchanged in the first pass and each point reads and writes its own in the second, so no copy
+  // of b is needed (it was the CPML plan's one array beyond its host figure: 18 MiB at 166^3,
+  // PlanMemory.HostFigureIsWithinTwoPercentOf...).
 #pragma omp parallel for collapse(2)
   for (int i = 0; i < m.n.i; ++i)
     for (int j = 0; j < m.n.j; ++j)
@@ -356,10 +365,20 @@ void make_elliptic_layer(AcousticTtiProblem& p) {
         const Index3 g{std::clamp(i + m.lo.i, 0, n.i - 1), std::clamp(j + m.lo.j, 0, n.j - 1),
                        std::clamp(k + m.lo.k, 0, n.k - 1)};
         const size_t og = (static_cast<size_t>(g.i) * n.j + g.j) * n.k + g.k;
-        const double shift = shift_at(g, og);
-        if (shift == 0) continue;
         const size_t om = (static_cast<size_t>(i) * m.n.j + j) * m.n.k + k;
-        p.a[om] = static_cast<float>(p.a[om] + 2 * shift);  // a = 1 + 2 delta: delta moves by the shift
+        const double shift = shift_at(g, og);
+        if (shift != 0) p.a[om] = static_cast<float>(p.a[om] + 2 * shift);  // a = 1 + 2 delta: delta moves by the shift
+        const double r = vertical ? depth_at(g) : 0.0;
+        if (r > 0) {
+          // The axis (n, taken with n_z >= 0: n and -n are one axis) moved toward e_z by the weight.
+          const double w = smoothstep(r, 0.0, kVerticalAxisEnd);
+          const double st = std::sin(double(p.theta[om])), ct = std::cos(double(p.theta[om]));
+          const double sign = ct < 0 ? -1.0 : 1.0;
+          const double nx = (1 - w) * sign * st * std::cos(double(p.phi[om])),
+                       ny = (1 - w) * sign * st * std::sin(double(p.phi[om])), nz = (1 - w) * sign * ct + w;
+          p.theta[om] = static_cast<float>(std::atan2(std::hypot(nx, ny), nz));
+          if (nx != 0 || ny != 0) p.phi[om] = static_cast<float>(std::atan2(ny, nx));
+        }
       }
 #pragma omp parallel for collapse(2)
   for (int i = 0; i < n.i; ++i)
@@ -369,12 +388,14 @@ void make_elliptic_layer(AcousticTtiProblem& p) {
         const double shift = shift_at({i, j, k}, og);
         if (shift != 0) p.b[og] = static_cast<float>(p.b[og] - 2 * shift);  // b = 2 (eps - delta)
       }
+  if (vertical) finish_problem(p);  // vti and constant_axis of the turned axis
 }
 
-void use_cpml_layer(AcousticTtiProblem& p, const pml::CpmlParams& params) {
+void use_cpml_layer(AcousticTtiProblem& p, const pml::CpmlParams& params, TtiLayerAxis axis) {
   p.layer = TtiLayer::cpml;
   p.cpml = pml::make_cpml_profiles(p.grid.shape, p.grid.spacing, p.pml, params);
-  make_elliptic_layer(p);
+  p.layer_axis = axis;
+  make_elliptic_layer(p, axis);
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -42,11 +43,12 @@ io::Config tti_config(std::array<int, 3> shape, double f, double eps, double del
 /// A run of `seconds` (1.2 s by default) with the source and the receiver at the centre, the layer
 /// of kind `layer` (boundary.pml.tti) 10 points wide, eps 0.3 and delta 0.05 unless given.
 Residual residual(double theta_deg, double phi_deg, const std::string& layer = "sponge", double seconds = 1.2,
-                  double eps = 0.3, double delta = 0.05, int width = 10) {
+                  double eps = 0.3, double delta = 0.05, int width = 10, const std::string& axis = "") {
   auto c = tti_config({24, 24, 24}, 12, eps, delta, theta_deg, phi_deg);
   c.source.position = {120, 120, 120};
   c.boundary.pml_width = width;
   c.boundary.tti_layer = layer;
+  c.boundary.tti_layer_axis = axis;
   c.time.duration = seconds;
   c.receivers.push_back({});
   c.receivers.back().points = {{120, 120, 120}};
@@ -71,6 +73,15 @@ void expect_decays(const Residual& r, double last_quarter_of_peak) {
   EXPECT_LT(q[3], last_quarter_of_peak * q[0]) << "last quarter " << q[3] << " of peak " << q[0];
   EXPECT_LT(q[3], 0.9 * q[2]) << "the residual grows: " << q[2] << " then " << q[3];
   EXPECT_LT(r.growth, 1.0) << "the field grew after the source ended";
+}
+
+/// Weaker: the residual stays small against the peak, and what the field does after the source
+/// ended is a bump of at most `growth`, not a growth.
+void expect_bounded(const Residual& r, double last_quarter_of_peak, double growth) {
+  const auto& q = r.quarter;
+  EXPECT_GT(q[0], 0);
+  EXPECT_LT(q[3], last_quarter_of_peak * q[0]) << "last quarter " << q[3] << " of peak " << q[0];
+  EXPECT_LT(r.growth, growth) << "the field grew after the source ended";
 }
 
 TEST(TtiLayer, StrongAnisotropyLeavesThroughTheLayerAndTheResidualDecays) {
@@ -106,10 +117,12 @@ TEST(TtiLayer, CpmlStaysBoundedInStrongAnisotropyForObliqueAxes) {
 /// CPML) of `width` points, the model grown by `extra` points on both x sides. Only the x faces
 /// move, so the y and z faces' reflections are the same in both runs and the difference is what
 /// the x faces reflect.
-std::vector<double> x_face_traces(int extra, const std::string& layer = "sponge", int width = 20) {
+std::vector<double> x_face_traces(int extra, const std::string& layer = "sponge", int width = 20,
+                                  const std::string& axis = "") {
   const double s = 10.0 * extra;
   auto c = tti_config({25 + 2 * extra, 25, 25}, 15, 0.2, 0.1, 30, 20);
   c.boundary.tti_layer = layer;
+  c.boundary.tti_layer_axis = axis;
   c.boundary.pml_width = width;
   c.source.position = {s + 120, 120, 120};
   c.time.duration = 0.35;
@@ -124,8 +137,8 @@ std::vector<double> x_face_traces(int extra, const std::string& layer = "sponge"
 
 /// What the x faces of a layer of kind `layer` and `width` points reflect: the relative L2
 /// difference of x_face_traces between the 25^3 model and the one grown by 30 points.
-double x_face_reflection(const std::string& layer, int width = 20) {
-  const auto small = x_face_traces(0, layer, width), large = x_face_traces(30, layer, width);
+double x_face_reflection(const std::string& layer, int width = 20, const std::string& axis = "") {
+  const auto small = x_face_traces(0, layer, width, axis), large = x_face_traces(30, layer, width, axis);
   EXPECT_EQ(small.size(), large.size());
   return testing::relative_l2(small, large);
 }
@@ -159,14 +172,39 @@ TEST(TtiLayer, ACpmlOfEightPointsReflectsLessThanHalfOfTheSpongeOfTwentySeven) {
   EXPECT_LT(cpml, 2e-3);
 }
 
+TEST(TtiLayer, AVerticalLayerAxisStaysBoundedAndReflectsFiveTimesLessThanTheSponge) {
+  // boundary.pml.tti_axis: vertical, for models whose axis turns sharply at the layer
+  // (Tti.WhereTheAxisJumpsAtTheCpmlLayer...): the layer elliptic from its edge with its axis
+  // turned to vertical. Measured when written: 1.48e-3 at 20 points (the model's axis 2.5e-4, the
+  // sponge 7.4e-3: the tests above), 3.5e-3 at 8 (the sponge 6.2e-2; docs/tti.md).
+  const double e = x_face_reflection("cpml", 20, "vertical");
+  std::printf("TTI CPML layer with a vertical axis, default width: the x faces' reflections %.3e\n", e);
+  EXPECT_LE(e, 2e-3);
+  // Its residual leaves about 3x slower than with the model's axis: over 6 s (twice the test
+  // above), at tilt 30, azimuth 20, 1.76e-3 then 1.31e-3 of the peak in the last two quarters
+  // (over 3 s it had not yet fallen from quarter to quarter). In the strongest medium it falls
+  // from quarter to quarter only over 9 s (3.7e-3, 1.5e-3, 6.3e-4 of the peak with the model's
+  // axis; 2.7e-3, 1.7e-3, 7.9e-4 with the vertical one, a bump to 1.06 of the field after the
+  // source on the way): here it must stay below 5% of the peak, the bump below 1.2.
+  SCOPED_TRACE("tilt 30, azimuth 20");
+  expect_decays(residual(30.0, 20.0, "cpml", 6.0, 0.3, 0.05, 10, "vertical"), 0.05);
+  SCOPED_TRACE("eps 0.45, delta -0.1, tilt 45, azimuth 30, 8 points");
+  expect_bounded(residual(45.0, 30.0, "cpml", 6.0, 0.45, -0.1, 8, "vertical"), 0.05, 1.2);
+}
+
 // A measurement, not a check (run it with --gtest_also_run_disabled_tests): what the x faces
 // reflect against the layer's width, each kind; the table in docs/tti.md.
 TEST(TtiLayer, DISABLED_ReflectionAgainstWidth) {
-  for (const std::string layer : {"sponge", "cpml"})
+  const char* only = std::getenv("MINIMOD_REFLECTION_LAYER");  // sponge, cpml or cpml_vertical: that row only
+  for (const std::string layer : {"sponge", "cpml", "cpml_vertical"}) {
+    if (only && layer != only) continue;
     for (const int w : {6, 8, 10, 12, 16, 20, 27}) {
-      std::printf("%s, %d points: %.3e\n", layer.c_str(), w, x_face_reflection(layer, w));
+      const bool vertical = layer == "cpml_vertical";
+      std::printf("%s, %d points: %.3e\n", layer.c_str(), w,
+                  x_face_reflection(vertical ? "cpml" : layer, w, vertical ? "vertical" : ""));
       std::fflush(stdout);
     }
+  }
 }
 
 }  // namespace

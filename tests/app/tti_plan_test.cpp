@@ -159,6 +159,22 @@ TEST(TtiPlan, WhereTheAxisTurnsSharplyThePlanWarnsOrMakesThePointsElliptic) {
                            "model.elliptic_where_axis_turns: 30"})
     EXPECT_NE(warning->find(part), std::string::npos) << part << " in: " << *warning;
   EXPECT_NE(app::describe(warned).find("the axis turns by up to 40"), std::string::npos) << app::describe(warned);
+  // The turn reaches the CPML layer: the ring of each of the two planes within 4 points of the x
+  // and y faces, 2 x (40 x 36 - 32 x 28) points (the z faces, 44 points deep, lie far from it).
+  const auto at_layer = [](const app::RunPlan& plan) {
+    return std::find_if(plan.warnings.begin(), plan.warnings.end(), [](const std::string& w) {
+      return w.find("points of a face's CPML layer") != std::string::npos;
+    });
+  };
+  ASSERT_NE(at_layer(warned), warned.warnings.end());
+  for (const char* part : {"1088 of those points lie within 4 points", "boundary.pml.tti_axis: vertical"})
+    EXPECT_NE(at_layer(warned)->find(part), std::string::npos) << part << " in: " << *at_layer(warned);
+  for (const char* axis_or_layer : {"vertical", "sponge"}) {  // neither has that limit
+    auto other = c;
+    (std::string(axis_or_layer) == "sponge" ? other.boundary.tti_layer : other.boundary.tti_layer_axis) = axis_or_layer;
+    const auto plan = app::make_plan(other);
+    EXPECT_EQ(at_layer(plan), plan.warnings.end()) << axis_or_layer;
+  }
   const auto b_at = [](const app::RunPlan& plan, double z) {
     const auto& t = plan.tti_problem;
     const auto idx = t.grid.index_of({200, 180, z});
@@ -276,6 +292,36 @@ TEST(TtiPlan, TheTtiLayerKeyIsRejectedForTheIsotropicPropagator) {
     FAIL() << "expected ConfigError";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("boundary.pml.tti"), std::string::npos) << e.what();
+  }
+}
+
+TEST(TtiPlan, AVerticalLayerAxisIsTheCpmlsAndTurnsTheLayersAxis) {
+  auto c = tti_config();
+  c.boundary.tti_layer_axis = "vertical";
+  const auto plan = app::make_plan(c);
+  const auto& t = plan.tti_problem;
+  EXPECT_EQ(t.layer_axis, kernels::TtiLayerAxis::vertical);
+  EXPECT_FALSE(t.constant_axis);  // the model's one tilted axis turns in the layer
+  EXPECT_NE(app::describe(plan).find("its axis turned to vertical"), std::string::npos) << app::describe(plan);
+  const auto m = kernels::medium_box(t.grid);
+  const auto theta_at = [&](int i) {  // along x through the source's (j, k)
+    const auto idx = t.grid.index_of({200, 180, 220});
+    const int j = std::lround(idx[1]), k = std::lround(idx[2]);
+    return t.theta[(static_cast<size_t>(i - m.lo.i) * m.n.j + (j - m.lo.j)) * m.n.k + (k - m.lo.k)];
+  };
+  EXPECT_FLOAT_EQ(theta_at(plan.pad_lo[0]), 0.5f);  // the model's first point
+  EXPECT_FLOAT_EQ(theta_at(0), 0.0f);                // the layer's outermost
+  EXPECT_EQ(app::make_plan(tti_config()).tti_problem.layer_axis, kernels::TtiLayerAxis::model);
+  for (const bool sponge : {true, false}) {  // the sponge's layer has no such axis; nor has acoustic_iso
+    auto bad = sponge ? c : testing::homogeneous_config({20, 20, 20}, 10, 2000, 15);
+    if (sponge) bad.boundary.tti_layer = "sponge";
+    bad.boundary.tti_layer_axis = "vertical";
+    try {
+      app::make_plan(bad);
+      FAIL() << "expected ConfigError";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("boundary.pml.tti_axis"), std::string::npos) << e.what();
+    }
   }
 }
 

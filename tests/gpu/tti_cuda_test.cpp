@@ -59,17 +59,21 @@ enum class Axis { varying, vertical, constant };
 /// On a vertical or constant axis, the GPU's forms for it against the CPU's 73-point form (the
 /// flags cleared). `pml_hi`: the layer's widths on the high faces (random_tti's by default).
 void expect_equal_to_cpu(const std::string& kernel, const Index3& n, unsigned seed, bool cpml = false,
-                         Axis axis = Axis::varying, const std::array<int, 3>& pml_hi = testing::kRandomTtiPmlHi) {
+                         Axis axis = Axis::varying, const std::array<int, 3>& pml_hi = testing::kRandomTtiPmlHi,
+                         kernels::TtiLayerAxis layer_axis = kernels::TtiLayerAxis::model) {
   const char* const axis_names[] = {"", " (VTI)", " (constant axis)"};
   for (const bool free_top : {false, true}) {
+    const bool vertical_layer = layer_axis == kernels::TtiLayerAxis::vertical;
     SCOPED_TRACE(kernel + (free_top ? " (free top)" : "") + (cpml ? " (CPML layer)" : "") +
-                 axis_names[static_cast<int>(axis)]);
+                 (vertical_layer ? " (its axis vertical)" : "") + axis_names[static_cast<int>(axis)]);
     auto random = testing::random_tti(seed, n, free_top, pml_hi);
     if (axis == Axis::vertical) random = made_vti(random);
     if (axis == Axis::constant) random = made_constant_axis(random);
     ASSERT_EQ(random.vti, axis == Axis::vertical);
     ASSERT_EQ(random.constant_axis, axis != Axis::varying);
-    const auto problem = cpml ? testing::with_cpml_layer(random) : random;
+    const auto problem = cpml ? testing::with_cpml_layer(random, layer_axis) : random;
+    // A vertical layer axis turns a tilted constant axis into a varying one; VTI stays VTI.
+    if (vertical_layer) ASSERT_EQ(problem.constant_axis, axis == Axis::vertical);
     auto general = problem;
     general.vti = false;
     general.constant_axis = false;
@@ -125,6 +129,19 @@ TEST(CudaTti, TheCpmlLayerEqualsTheCpuReferenceAtEveryPoint) {
   // swic_split_tma's CPML launch in narrow tiles on the k faces (8 x 16 up to 8 points deep, 16 x
   // 8 up to 16): the low k face 4 deep (none under a free top), the high one 13; 8 deep above.
   expect_equal_to_cpu("swic_split_tma:32x16x64", {37, 29, 43}, 80, true, Axis::varying, {7, 3, 13});
+}
+
+TEST(CudaTti, AVerticalLayerAxisEqualsTheCpuReferenceAtEveryPoint) {
+  // boundary.pml.tti_axis: vertical (kernels::TtiLayerAxis): the layer's medium only changes, so
+  // the families take a tilted constant-axis model's varying-axis forms and a VTI model's VTI ones.
+  if (kernels::cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device: GPU tests skipped";
+  const auto vertical = kernels::TtiLayerAxis::vertical;
+  for (const char* kernel : {"gmem:32x8x1", "swic_split_tma:32x8x512", "swic_split_tma:32x16x64"}) {
+    expect_equal_to_cpu(kernel, {37, 29, 43}, 83, true, Axis::constant, testing::kRandomTtiPmlHi, vertical);
+    expect_equal_to_cpu(kernel, {37, 29, 43}, 84, true, Axis::varying, testing::kRandomTtiPmlHi, vertical);
+  }
+  for (const auto& kernel : tti_kernels(true))
+    expect_equal_to_cpu(kernel, {37, 29, 43}, 85, true, Axis::vertical, testing::kRandomTtiPmlHi, vertical);
 }
 
 TEST(CudaTti, VtiModelsEqualTheCpusSeventyThreePointFormAtEveryPoint) {

@@ -406,6 +406,14 @@ TEST(ConfigErrors, UnknownTtiLayerIsRejected) {
   EXPECT_EQ(parse_config(kMinimal, {}, "").boundary.tti_layer, "");  // not set: app::kDefaultTtiLayer
 }
 
+TEST(ConfigErrors, UnknownTtiLayerAxisIsRejected) {
+  EXPECT_TRUE(contains(error_of(kMinimal + "boundary:\n  pml: {tti_axis: tilted}\n"),
+                       {"boundary.pml.tti_axis (line 12)", "tilted", "model", "vertical"}));
+  EXPECT_EQ(parse_config(kMinimal + "boundary:\n  pml: {tti_axis: vertical}\n", {}, "").boundary.tti_layer_axis,
+            "vertical");
+  EXPECT_EQ(parse_config(kMinimal, {}, "").boundary.tti_layer_axis, "");  // not set: the model's axis
+}
+
 TEST(ConfigErrors, NegativeSnapshotIntervalIsRejected) {
   EXPECT_TRUE(contains(error_of(kMinimal + "output:\n  snapshots:\n    every: -10\n"),
                        {"output.snapshots.every (line 13)", "-10", ">= 0"}));
