@@ -25,5 +25,6 @@ bench "model axis" --set boundary.pml.tti=cpml --kernels swic_split_tma:32x8x512
 bench "vertical axis" --set boundary.pml.tti=cpml --set boundary.pml.tti_axis=vertical \
   --kernels "${VERTICAL_KERNELS:-swic_split_tma:32x16x64,swic_split_tma:32x8x512}"
 bench "sponge" --set boundary.pml.tti=sponge --kernels swic_split_tma:32x8x256
+bench "model axis, 6 points" --set boundary.pml.tti=cpml --set boundary.pml.width=6 --kernels swic_split_tma:32x8x512
 echo "total: $(( $(date +%s) - start )) s"
 echo "== summary"; cat "$out/summary.txt"
