@@ -129,6 +129,11 @@ struct TtiModel {
 /// extends the face's axes through it, and the operator reads this far).
 constexpr int kTurnNearLayer = physics::kRadius;
 
+/// Whether the acoustic_tti layer is the CPML (boundary.pml.tti, or app::kDefaultTtiLayer).
+bool tti_layer_is_cpml(const io::Config& c) {
+  return (c.boundary.tti_layer.empty() ? std::string(kDefaultTtiLayer) : c.boundary.tti_layer) == "cpml";
+}
+
 /// Degrees: without model.elliptic_where_axis_turns the plan warns of points whose symmetry axis
 /// turns by more than this toward a face neighbour. Blocks of random axes grew without bound
 /// (Tti.WhereTheAxisJumpsEllipticPointsKeepTheFieldBounded); a cone of +-20 degrees did not,
@@ -258,7 +263,7 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
   }
   t.record_q = c.output.record == "q";
   kernels::finish_problem(t);
-  if ((c.boundary.tti_layer.empty() ? std::string(kDefaultTtiLayer) : c.boundary.tti_layer) == "cpml") {
+  if (tti_layer_is_cpml(c)) {
     pml::CpmlParams cp;
     cp.dt = plan.dt;
     cp.velocity = c.boundary.pml_velocity.value_or(fastest);
@@ -430,10 +435,7 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
             fmt(kAxisTurnWarning) + " to make those points elliptic, epsilon = delta: docs/tti.md, \"Where the "
             "axis turns sharply\")");
       }
-      const bool cpml_model_axis =
-          (c.boundary.tti_layer.empty() ? std::string(kDefaultTtiLayer) : c.boundary.tti_layer) == "cpml" &&
-          c.boundary.tti_layer_axis != "vertical";
-      if (cpml_model_axis && tti_model.turns_at_layer > 0)
+      if (tti_layer_is_cpml(c) && c.boundary.tti_layer_axis != "vertical" && tti_model.turns_at_layer > 0)
         plan.warnings.push_back(
             std::to_string(tti_model.turns_at_layer) + " of those points lie within " + std::to_string(kTurnNearLayer) +
             " points of a face's CPML layer, which the padding fills with the face's axes: a CPML over axes that "

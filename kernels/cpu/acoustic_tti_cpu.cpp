@@ -347,10 +347,9 @@ void make_elliptic_layer(AcousticTtiProblem& p, TtiLayerAxis axis) {
     const double x = std::clamp((r - start) / (end - start), 0.0, 1.0);
     return x * x * (3 - 2 * x);
   };
-  // The shift of delta at grid point g, w b / 2 for the layer's weight w there, from the grid's
-  // own anellipticity b at g.
-  const auto shift_at = [&](const Index3& g, size_t og) {
-    const double r = depth_at(g);
+  // The shift of delta at depth r, w b / 2 for the layer's weight w there, from the grid's own
+  // anellipticity b at the grid point og.
+  const auto shift_at = [&](double r, size_t og) {
     return r > 0 ? smoothstep(r, elliptic_start, elliptic_end) * p.b[og] / 2 : 0.0;
   };
   // a (and with a vertical axis theta, phi) over the medium box first, reading b at the nearest
@@ -366,16 +365,14 @@ void make_elliptic_layer(AcousticTtiProblem& p, TtiLayerAxis axis) {
                        std::clamp(k + m.lo.k, 0, n.k - 1)};
         const size_t og = (static_cast<size_t>(g.i) * n.j + g.j) * n.k + g.k;
         const size_t om = (static_cast<size_t>(i) * m.n.j + j) * m.n.k + k;
-        const double shift = shift_at(g, og);
+        const double r = depth_at(g);
+        const double shift = shift_at(r, og);
         if (shift != 0) p.a[om] = static_cast<float>(p.a[om] + 2 * shift);  // a = 1 + 2 delta: delta moves by the shift
-        const double r = vertical ? depth_at(g) : 0.0;
-        if (r > 0) {
-          // The axis (n, taken with n_z >= 0: n and -n are one axis) moved toward e_z by the weight.
+        if (vertical && r > 0) {
+          // The axis as the operator reads it (n_z >= 0) moved toward e_z by the weight.
           const double w = smoothstep(r, 0.0, kVerticalAxisEnd);
-          const double st = std::sin(double(p.theta[om])), ct = std::cos(double(p.theta[om]));
-          const double sign = ct < 0 ? -1.0 : 1.0;
-          const double nx = (1 - w) * sign * st * std::cos(double(p.phi[om])),
-                       ny = (1 - w) * sign * st * std::sin(double(p.phi[om])), nz = (1 - w) * sign * ct + w;
+          const physics::TtiMediumPoint n = physics::tti_medium_point(p.theta[om], p.phi[om], 1.0f);
+          const double nx = (1 - w) * n.nx, ny = (1 - w) * n.ny, nz = (1 - w) * n.nz + w;
           p.theta[om] = static_cast<float>(std::atan2(std::hypot(nx, ny), nz));
           if (nx != 0 || ny != 0) p.phi[om] = static_cast<float>(std::atan2(ny, nx));
         }
@@ -385,7 +382,7 @@ void make_elliptic_layer(AcousticTtiProblem& p, TtiLayerAxis axis) {
     for (int j = 0; j < n.j; ++j)
       for (int k = 0; k < n.k; ++k) {
         const size_t og = (static_cast<size_t>(i) * n.j + j) * n.k + k;
-        const double shift = shift_at({i, j, k}, og);
+        const double shift = shift_at(depth_at({i, j, k}), og);
         if (shift != 0) p.b[og] = static_cast<float>(p.b[og] - 2 * shift);  // b = 2 (eps - delta)
       }
   if (vertical) finish_problem(p);  // vti and constant_axis of the turned axis
