@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -133,12 +134,24 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
     log::warn(short_of_memory);
     warned_of_memory = true;
   };
+  // A distributed run's ranks each build their subdomain's window of the model only: the
+  // decomposition is made once the plan has its grid and layer, before the model.
+  std::optional<mpi::Decomposition> decomposed;
+  const auto share_of = [&](const app::RunPlan& p) -> std::optional<app::ModelShare> {
+    if (!distributed) return std::nullopt;
+    decomposed = plan_decomposition(p, session.size());
+    app::ModelShare share;
+    share.box = decomposed->box_of(session.rank());
+    share.combine = [&session](std::vector<double>& v, char op) { mpi::combine(session.comm(), v, op); };
+    share.first_error = [&session](const std::string& own) { return mpi::first_error(session.comm(), own); };
+    return share;
+  };
   app::RunPlan plan = app::make_plan(
-      config, [&](const app::RunPlan& p) { warn_of_memory(app::estimate_building_bytes(p)); });
+      config, [&](const app::RunPlan& p) { warn_of_memory(app::estimate_building_bytes(p)); }, share_of);
   const std::string backend = kernels::resolve_backend(config.execution.backend);
   if (config.execution.threads > 0) omp_set_num_threads(config.execution.threads);
   kernels::check_kernel_name(config.execution.kernel);
-  const mpi::Decomposition decomposition = plan_decomposition(plan, session.size());
+  const mpi::Decomposition decomposition = decomposed ? *decomposed : plan_decomposition(plan, session.size());
 
   std::string where = "";
   if (distributed) {
@@ -149,7 +162,8 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   }
   log::info("minimod " + std::string(MINIMOD_VERSION) + " (" + MINIMOD_COMMIT + "), backend " +
             backend + "\n" + app::describe(plan) + where);
-  for (const auto& w : plan.warnings) log::warn(w);
+  if (root)  // the plan's warnings are every rank's alike (its figures are combined): rank 0 gives them
+    for (const auto& w : plan.warnings) log::warn(w);
   warn_of_memory(plan.host_bytes);
   if (cli.dry_run) return 0;
 

@@ -40,22 +40,105 @@ std::string fmt(double x) {
   return s.str();
 }
 
-std::vector<float> build_parameter(const io::Config& c, const io::ParameterConfig& p,
-                                   const std::string& key, const Index3& shape, double dz) {
+/// The parameter over `box` of the model of `shape` (C order over the box).
+std::vector<float> build_parameter(const io::Config& c, const io::ParameterConfig& p, const std::string& key,
+                                   const Index3& shape, const physics::Box3& box, double dz) {
   switch (p.kind) {
     case io::ParameterConfig::Kind::constant:
-      return std::vector<float>(static_cast<size_t>(shape.i) * shape.j * shape.k,
-                                static_cast<float>(p.constant));
+      return std::vector<float>(static_cast<size_t>(box.points()), static_cast<float>(p.constant));
     case io::ParameterConfig::Kind::layers: {
       std::vector<physics::Layer> layers;
       for (const auto& l : p.layers) layers.push_back({l.top, l.value});
-      return physics::layered_values(shape, dz, layers);
+      return physics::layered_values(box, dz, layers);
     }
     case io::ParameterConfig::Kind::file:
-      return io::read_model_dataset(p.file, p.dataset, {shape.i, shape.j, shape.k}, key);
+      if (box == physics::Box3{{0, 0, 0}, shape})
+        return io::read_model_dataset(p.file, p.dataset, {shape.i, shape.j, shape.k}, key);
+      return io::read_model_dataset(p.file, p.dataset, {shape.i, shape.j, shape.k}, key,
+                                    {box.lo.i, box.lo.j, box.lo.k}, {box.n.i, box.n.j, box.n.k});
   }
   fail(c, key, "unknown parameter kind");
 }
+
+/// The part of the model a plan builds, and how its figures become the whole model's
+/// (ModelShare). Without a share: the whole model, and the figures are already whole.
+struct Window {
+  const ModelShare* share = nullptr;
+  physics::Box3 box;     // grid: the rank's part (the whole grid)
+  physics::Box3 stored;  // grid: the problems' arrays, box grown by the radius within the grid
+  physics::Box3 built;   // model: the points the stored window and its medium read, grown by one
+                         // (the axis-turn scan reads each point's face neighbours)
+  physics::Box3 owned;   // model: the points whose figures this rank counts (box less the padding)
+
+  static Window make(const ModelShare* share, const physics::Box3& grid, const Index3& model,
+                     const std::array<int, 3>& pad_lo) {
+    Window w;
+    w.share = share;
+    const physics::Box3 whole_model{{0, 0, 0}, model};
+    if (!share) {
+      w.box = w.stored = grid;
+      w.built = w.owned = whole_model;
+      return w;
+    }
+    w.box = share->box;
+    w.stored = physics::intersect(physics::grown(w.box, physics::kRadius), grid);
+    const physics::Box3 medium = physics::grown(w.stored, physics::kRadius);
+    Index3 lo, hi;
+    for (int a = 0; a < 3; ++a) {
+      const auto at = [&](int g) { return std::clamp(g - pad_lo[static_cast<size_t>(a)], 0, model[a] - 1); };
+      lo[a] = at(medium.lo[a]);
+      hi[a] = at(medium.hi()[a] - 1) + 1;
+    }
+    w.built = physics::intersect(physics::grown(physics::box_from_bounds(lo, hi), 1), whole_model);
+    w.owned = physics::intersect(
+        {{w.box.lo.i - pad_lo[0], w.box.lo.j - pad_lo[1], w.box.lo.k - pad_lo[2]}, w.box.n}, whole_model);
+    return w;
+  }
+
+  /// The whole model's figures from this rank's (in place): op '+', '<' or '>' (ModelShare::combine).
+  void combine(std::vector<double>& v, char op) const {
+    if (share) share->combine(v, op);
+  }
+  double combined(double x, char op) const {
+    std::vector<double> v{x};
+    combine(v, op);
+    return v[0];
+  }
+  /// Runs `build`; a ConfigError it throws on any rank is thrown on every rank (the lowest's).
+  template <class F>
+  void agree(const F& build) const {
+    std::string error;
+    try {
+      build();
+    } catch (const ConfigError& e) {
+      if (!share) throw;
+      error = e.what();
+    }
+    if (share) error = share->first_error(error);
+    if (!error.empty()) throw ConfigError(error);
+  }
+  /// The parameter over the built box, any rank's error thrown on all.
+  std::vector<float> parameter(const io::Config& c, const io::ParameterConfig& p, const std::string& key,
+                               const Index3& shape, double dz) const {
+    std::vector<float> v;
+    agree([&] { v = build_parameter(c, p, key, shape, built, dz); });
+    return v;
+  }
+  /// Whether model point p (model coordinates) is this rank's to count.
+  bool owns(const Index3& p) const { return owned.contains(p.i, p.j, p.k); }
+  /// The built box's point at offset o, in model coordinates.
+  Index3 built_point(std::int64_t o) const {
+    const Index3 n = built.n;
+    return {built.lo.i + static_cast<int>(o / n.k / n.j), built.lo.j + static_cast<int>(o / n.k % n.j),
+            built.lo.k + static_cast<int>(o % n.k)};
+  }
+  /// A stored array's value at grid point g, on every rank (the rank whose box holds g gives it).
+  double at_grid(const std::vector<float>& stored_values, const Index3& g) const {
+    const bool mine = box.contains(g.i, g.j, g.k);
+    const double x = mine ? stored_values[static_cast<size_t>(stored.position(g.i, g.j, g.k))] : 0.0;
+    return share ? combined(x, '+') : x;
+  }
+};
 
 /// The model's coordinates are metres from its first point; the position must lie in the model.
 void check_inside(const io::Config& c, const std::string& key, const Point3& x,
@@ -140,79 +223,116 @@ bool tti_layer_is_cpml(const io::Config& c) {
 /// +-30 did; a single plane where the tilt jumps by up to 90 degrees did not either.
 constexpr double kAxisTurnWarning = 30;
 
+/// The TTI model over the window's built box; its figures (ranges, counts, first points) those of
+/// the whole model, each rank counting its owned points.
 TtiModel build_tti_model(const io::Config& c, const Index3& shape, const std::array<double, 3>& h,
-                         const pml::PmlWidths& layer) {
+                         const pml::PmlWidths& layer, const Window& win) {
   TtiModel m;
-  m.eps = build_parameter(c, c.model.epsilon, "model.epsilon", shape, h[2]);
-  m.delta = build_parameter(c, c.model.delta, "model.delta", shape, h[2]);
-  m.theta = build_parameter(c, c.model.theta, "model.theta", shape, h[2]);
-  m.phi = build_parameter(c, c.model.phi, "model.phi", shape, h[2]);
+  m.eps = win.parameter(c, c.model.epsilon, "model.epsilon", shape, h[2]);
+  m.delta = win.parameter(c, c.model.delta, "model.delta", shape, h[2]);
+  m.theta = win.parameter(c, c.model.theta, "model.theta", shape, h[2]);
+  m.phi = win.parameter(c, c.model.phi, "model.phi", shape, h[2]);
   // Angles read from files are in the dataset's units; constants and layers are radians already.
   for (const auto& angle : {std::make_pair(&m.theta, &c.model.theta), std::make_pair(&m.phi, &c.model.phi)})
     if (angle.second->scale != 1.0)
       for (auto& x : *angle.first) x = static_cast<float>(x * angle.second->scale);
+  // C-order index in the whole model of the built box's point at offset o.
+  const auto model_index = [&](std::int64_t o) {
+    const Index3 p = win.built_point(o);
+    return (static_cast<std::int64_t>(p.i) * shape.j + p.j) * shape.k + p.k;
+  };
   // Where the axis turns sharply: counted against the limit, and with model.elliptic_where_axis_turns
-  // made elliptic (epsilon = delta: q's source vanishes there). Constant angles turn nowhere.
+  // made elliptic (epsilon = delta: q's source vanishes there). Constant angles turn nowhere. In a
+  // window every built point but those on its own edge (within the model) sees all its neighbours,
+  // and those are read nowhere: its points are marked as in the whole model.
   const double turn_limit = c.model.elliptic_where_axis_turns > 0 ? c.model.elliptic_where_axis_turns : kAxisTurnWarning;
   if (c.model.theta.kind != io::ParameterConfig::Kind::constant || c.model.phi.kind != io::ParameterConfig::Kind::constant)
   {
-    const auto near_layer = [&](std::int64_t o) {
-      const Index3 p = model_point(o, shape);
+    const auto near_layer = [&](const Index3& p) {
       for (int a = 0; a < 3; ++a)
         if ((layer.lo[static_cast<size_t>(a)] > 0 && p[a] < kTurnNearLayer) ||
             (layer.hi[static_cast<size_t>(a)] > 0 && p[a] >= shape[a] - kTurnNearLayer))
           return true;
       return false;
     };
-    std::atomic<std::int64_t> at_layer{0};
-    m.turns = physics::scan_axis_turns(m.theta, m.phi, shape, turn_limit, [&](std::int64_t o) {
+    std::atomic<std::int64_t> above{0}, at_layer{0}, first{-1};
+    const physics::AxisTurns built = physics::scan_axis_turns(m.theta, m.phi, win.built.n, turn_limit, [&](std::int64_t o) {
       if (c.model.elliptic_where_axis_turns > 0) m.eps[static_cast<size_t>(o)] = m.delta[static_cast<size_t>(o)];
-      if (near_layer(o)) at_layer.fetch_add(1, std::memory_order_relaxed);
+      const Index3 p = win.built_point(o);
+      if (!win.owns(p)) return;
+      above.fetch_add(1, std::memory_order_relaxed);
+      if (near_layer(p)) at_layer.fetch_add(1, std::memory_order_relaxed);
+      const std::int64_t x = model_index(o);
+      std::int64_t seen = first.load();
+      while ((seen < 0 || x < seen) && !first.compare_exchange_weak(seen, x)) {
+      }
     });
-    m.turns_at_layer = at_layer.load();
+    // Every pair of face neighbours lies in some rank's built box: the largest turn is the
+    // largest of the ranks'.
+    std::vector<double> counts{double(above.load()), double(at_layer.load())};
+    win.combine(counts, '+');
+    m.turns.above = static_cast<std::int64_t>(counts[0]);
+    m.turns_at_layer = static_cast<std::int64_t>(counts[1]);
+    m.turns.max_degrees = win.combined(built.max_degrees, '>');
+    const double none = 1e300, own_first = first.load() < 0 ? none : double(first.load());
+    const double whole_first = win.combined(own_first, '<');
+    m.turns.first = whole_first == none ? -1 : static_cast<std::int64_t>(whole_first);
   }
   // Isotropic zone: eps = delta within the radius of the source (no shear artefact from it).
   const double radius = c.model.isotropic_radius;
   const bool clamp = c.model.epsilon_below_delta == "clamp";
   const auto& src = c.source.position;
-  // One pass over the model (OpenMP): the first invalid point and the first with epsilon < delta,
-  // in C order, as a serial pass would find them.
-  const std::int64_t points = static_cast<std::int64_t>(m.eps.size()), none = points;
-  std::int64_t first_invalid = none, first_below = none, clamped = 0;
+  // One pass over the built points (OpenMP): the first invalid point and the first with epsilon <
+  // delta in the model's C order, as a serial pass would find them, and the ranges, over the
+  // owned points; the zone and the clamp everywhere.
+  const std::int64_t points = static_cast<std::int64_t>(m.eps.size());
+  const double none = 1e300;
+  double first_invalid = none, first_below = none, clamped = 0;
   double eps_max = -1e30, delta_min = 1e30, delta_max = -1e30;
 #pragma omp parallel for schedule(static) reduction(min : first_invalid, first_below, delta_min) \
     reduction(max : eps_max, delta_max) reduction(+ : clamped)
   for (std::int64_t o = 0; o < points; ++o) {
     const auto x = static_cast<size_t>(o);
-    const Index3 p = model_point(o, shape);
+    const Index3 p = win.built_point(o);
+    const bool own = win.owns(p);
     const double dx = p.i * h[0] - src[0], dy = p.j * h[1] - src[1], dz = p.k * h[2] - src[2];
     if (radius > 0 && dx * dx + dy * dy + dz * dz <= radius * radius) m.eps[x] = m.delta[x];
     if (!(1 + 2 * double(m.delta[x]) > 0) || !std::isfinite(m.eps[x]) || !std::isfinite(m.delta[x]) ||
         !std::isfinite(m.theta[x]) || !std::isfinite(m.phi[x])) {
-      first_invalid = std::min(first_invalid, o);
+      if (own) first_invalid = std::min(first_invalid, double(model_index(o)));
       continue;
     }
     if (m.eps[x] < m.delta[x]) {
-      ++clamped;
-      first_below = std::min(first_below, o);
+      if (own) {
+        ++clamped;
+        first_below = std::min(first_below, double(model_index(o)));
+      }
       if (clamp) m.delta[x] = m.eps[x];
     }
+    if (!own) continue;
     const double e = m.eps[x], d = m.delta[x];
     eps_max = std::max(eps_max, e);
     delta_min = std::min(delta_min, d);
     delta_max = std::max(delta_max, d);
   }
-  const auto where = [&](std::int64_t o) { return model_point_where(o, shape, h); };
-  if (first_invalid != none)
-    fail(c, "model.delta", "delta must be > -0.5 and every TTI parameter finite, at " + where(first_invalid));
-  m.eps_max = eps_max;
-  m.delta_min = delta_min;
-  m.delta_max = delta_max;
-  m.clamped = clamped;
+  std::vector<double> least{first_invalid, first_below, delta_min}, most{eps_max, delta_max};
+  win.combine(least, '<');
+  win.combine(most, '>');
+  const auto where = [&](double o) { return model_point_where(static_cast<std::int64_t>(o), shape, h); };
+  if (least[0] != none) fail(c, "model.delta", "delta must be > -0.5 and every TTI parameter finite, at " + where(least[0]));
+  m.eps_max = most[0];
+  m.delta_min = least[2];
+  m.delta_max = most[1];
+  m.clamped = static_cast<std::int64_t>(win.combined(clamped, '+'));
   if (m.clamped > 0 && !clamp) {
-    const auto x = static_cast<size_t>(first_below);  // unclamped: the values as the model gives them
+    // Unclamped: the values as the model gives them, from the rank that owns the point.
+    const Index3 b = model_point(static_cast<std::int64_t>(least[1]), shape);
+    const bool mine = win.owns(b);
+    const auto x = mine ? static_cast<size_t>(win.built.position(b.i, b.j, b.k)) : 0;
+    std::vector<double> at{mine ? double(m.eps[x]) : 0.0, mine ? double(m.delta[x]) : 0.0};
+    win.combine(at, '+');
     fail(c, "model.epsilon",
-         "epsilon " + fmt(m.eps[x]) + " < delta " + fmt(m.delta[x]) + " at " + where(first_below) +
+         "epsilon " + fmt(at[0]) + " < delta " + fmt(at[1]) + " at " + where(least[1]) +
              " (and at " + std::to_string(m.clamped - 1) +
              " more points): the pseudo-acoustic TTI system is unstable where epsilon < delta (raise "
              "epsilon or lower delta there, or set model.epsilon_below_delta: clamp to lower delta to "
@@ -232,7 +352,7 @@ std::int64_t proc_kib(const char* file, const std::string& key) {
 
 /// The TTI problem on the simulation grid: the model padded like vp, Minimod's damping profiles
 /// in the padding (the TTI layer, kernels/tti_propagator.hpp), receivers on p or q.
-void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
+void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m, const Window& win) {
   auto& t = plan.tti_problem;
   const auto& iso = plan.problem;
   t.grid = iso.grid;
@@ -242,8 +362,9 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
   t.damping = pml::make_damping_profiles(t.grid.shape, t.grid.spacing, t.pml,
                                          kernels::tti_layer_profile(plan.dt, fastest));
   t.v2dt2 = std::move(plan.problem.v2dt2);  // a TTI run's only copy (4 GB at 1000^3)
+  if (win.share) t.stored = win.stored;
   auto pad = [&](std::vector<float>& v) {
-    auto out = physics::pad_with_edges(v, plan.model_shape, plan.pad_lo, plan.pad_hi);
+    auto out = physics::pad_with_edges(v, win.built, plan.model_shape, plan.pad_lo, win.stored);
     std::vector<float>().swap(v);
     return out;
   };
@@ -271,6 +392,15 @@ void finish_tti(const io::Config& c, RunPlan& plan, TtiModel& m) {
     cp.frequency = c.source.frequency;
     kernels::use_cpml_layer(t, cp, c.boundary.tti_layer_axis == "vertical" ? kernels::TtiLayerAxis::vertical
                                                                         : kernels::TtiLayerAxis::model);
+  }
+  if (win.share) {
+    // The whole model's flags: vertical on every rank's window; one axis there, and the same on all.
+    const physics::TtiMediumPoint n = kernels::model_axis(t);
+    std::vector<double> least{double(t.vti), double(t.constant_axis), n.nx, n.ny, n.nz}, most{n.nx, n.ny, n.nz};
+    win.combine(least, '<');
+    win.combine(most, '>');
+    t.vti = least[0] > 0;
+    t.constant_axis = least[1] > 0 && least[2] == most[0] && least[3] == most[1] && least[4] == most[2];
   }
 }
 
@@ -335,7 +465,7 @@ std::int64_t estimate_host_bytes(const RunPlan& plan, bool gpu) {
   return std::max(estimate_building_bytes(plan), static_cast<std::int64_t>(4 * (kept + backend + traces)));
 }
 
-RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>& before_model) {
+RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>& before_model, const ShareOf& share_of) {
   RunPlan plan;
   plan.config = c;
   const bool minimod = c.mode == "minimod";
@@ -380,46 +510,59 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
   grid.origin = {-plan.pad_lo[0] * h[0], -plan.pad_lo[1] * h[1], -plan.pad_lo[2] * h[2]};
   for (int f = 0; f < 6; ++f) plan.problem.free_surface[static_cast<size_t>(f)] = !minimod && c.boundary.free_surface[f];
 
+  // The layer's kind, as a decomposition's cut limits read it (mpi::cut_limits), before the model.
+  plan.problem.pml_kind = minimod ? pml::PmlKind::minimod : pml::PmlKind::cpml;
+  if (plan.tti) {
+    plan.tti_problem.grid = grid;
+    plan.tti_problem.pml = pml;
+    plan.tti_problem.layer = tti_layer_is_cpml(c) ? kernels::TtiLayer::cpml : kernels::TtiLayer::sponge;
+  }
   // The figure of what building the model takes (its peak for TTI), before it is built: a run that
   // the machine cannot hold is warned of before it is killed for want of memory.
   if (before_model) before_model(plan);
+  // A distributed run's rank builds its window of the model only (ModelShare).
+  const std::optional<ModelShare> share = share_of ? share_of(plan) : std::nullopt;
+  const Window win = Window::make(share ? &*share : nullptr, grid.box(), plan.model_shape, plan.pad_lo);
 
-  // --- model (user grid) and velocity range
-  std::vector<float> vp = build_parameter(c, c.model.vp, "model.vp", plan.model_shape, h[2]);
+  // --- model (user grid) and velocity range, over this rank's owned points, then the whole model's
+  std::vector<float> vp = win.parameter(c, c.model.vp, "model.vp", plan.model_shape, h[2]);
   float mn = std::numeric_limits<float>::infinity(), mx = 0;
   int bad = 0;  // a NaN compares false everywhere: count it explicitly
   const std::int64_t nvp = static_cast<std::int64_t>(vp.size());
 #pragma omp parallel for reduction(min : mn) reduction(max : mx) reduction(+ : bad)
   for (std::int64_t n = 0; n < nvp; ++n) {
+    if (!win.owns(win.built_point(n))) continue;
     const float v = vp[static_cast<size_t>(n)];
     bad += !(v > 0 && v <= std::numeric_limits<float>::max());
     mn = std::min(mn, v);
     mx = std::max(mx, v);
   }
-  plan.vp_min = mn;
-  plan.vp_max = mx;
+  plan.vp_min = win.combined(mn, '<');
+  plan.vp_max = win.combined(mx, '>');
+  bad = static_cast<int>(win.combined(bad, '+'));
   if (bad > 0 || !(plan.vp_min > 0) || !std::isfinite(plan.vp_max)) {
     fail(c, "model.vp", "velocities must be positive and finite (min " + fmt(plan.vp_min) + ")");
   }
 
   TtiModel tti_model;
+  const double model_points = double(plan.model_shape.i) * plan.model_shape.j * plan.model_shape.k;
   if (plan.tti) {
-    tti_model = build_tti_model(c, plan.model_shape, h, plan.problem.pml);
+    tti_model = build_tti_model(c, plan.model_shape, h, plan.problem.pml, win);
     plan.eps_max = tti_model.eps_max;
     plan.delta_min = tti_model.delta_min;
     plan.delta_max = tti_model.delta_max;
     plan.delta_clamped = tti_model.clamped;
     if (tti_model.clamped > 0) {
-      const double share = 100.0 * double(tti_model.clamped) / double(tti_model.eps.size());
+      const double percent = 100.0 * double(tti_model.clamped) / double(model_points);
       plan.warnings.push_back("model.epsilon_below_delta: clamp: delta lowered to epsilon at " +
-                              std::to_string(tti_model.clamped) + " of the model's points (" + fmt(share) +
+                              std::to_string(tti_model.clamped) + " of the model's points (" + fmt(percent) +
                               "%), where epsilon < delta");
     }
     plan.axis_turn_max = tti_model.turns.max_degrees;
     const physics::AxisTurns& turns = tti_model.turns;
     if (turns.above > 0) {
-      const double share = 100.0 * double(turns.above) / double(tti_model.eps.size());
-      const std::string where = std::to_string(turns.above) + " of the model's points (" + fmt(share) +
+      const double percent = 100.0 * double(turns.above) / double(model_points);
+      const std::string where = std::to_string(turns.above) + " of the model's points (" + fmt(percent) +
                                 "%; the largest turn " + fmt(turns.max_degrees) + " degrees, the first point at " +
                                 model_point_where(turns.first, plan.model_shape, h) + ")";
       if (c.model.elliptic_where_axis_turns > 0) {
@@ -494,7 +637,7 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
 
   // --- model on the simulation grid, as (v dt)^2: in place, and the model's vp freed first (at
   // 1000^3 each of these arrays is 4 GB, and the TTI model's come next)
-  std::vector<float> v2dt2 = physics::pad_with_edges(vp, plan.model_shape, plan.pad_lo, plan.pad_hi);
+  std::vector<float> v2dt2 = physics::pad_with_edges(vp, win.built, plan.model_shape, plan.pad_lo, win.stored);
   std::vector<float>().swap(vp);
   const std::int64_t npts = static_cast<std::int64_t>(v2dt2.size());
 #pragma omp parallel for schedule(static)
@@ -503,6 +646,7 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
     v2dt2[static_cast<size_t>(n)] = vdt * vdt;
   }
   plan.problem.v2dt2 = std::move(v2dt2);
+  if (win.share) plan.problem.stored = win.stored;
   kernels::finish_problem(plan.problem);
 
   // --- wavelet
@@ -545,10 +689,7 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
     const Index3 node = src.node(n);
     float wgt = src.weight[static_cast<size_t>(n)];
     const bool raw = minimod || c.source.injection == io::SourceConfig::Injection::raw;
-    if (!raw) {
-      const size_t o = (static_cast<size_t>(node.i) * grid.shape.j + node.j) * grid.shape.k + node.k;
-      wgt = static_cast<float>(wgt * plan.problem.v2dt2[o] / cell);
-    }
+    if (!raw) wgt = static_cast<float>(wgt * static_cast<float>(win.at_grid(plan.problem.v2dt2, node)) / cell);
     plan.source.push_back({node, wgt, 0});
   }
 
@@ -586,7 +727,7 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
     plan.snapshot_shape[a] = (box.n[a] + plan.snapshot_stride[a] - 1) / plan.snapshot_stride[a];
 
   // The TTI problem last: it takes (v dt)^2 from the isotropic one (the sources' weights read it above).
-  if (plan.tti) finish_tti(c, plan, tti_model);
+  if (plan.tti) finish_tti(c, plan, tti_model, win);
 
   // The plan's problem is the whole grid (no halo exchange): in a distributed run a two-step
   // family takes single steps, so its two spare wavefields make the figure an upper bound there.
@@ -598,6 +739,10 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
       plan.tti ? estimate_tti_bytes(plan.tti_problem) : estimate_field_bytes(grid.shape, plan.problem.pml_kind, two_step);
   plan.memory_bytes = plan.field_bytes + static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
   plan.host_bytes = estimate_host_bytes(plan, gpu);
+  // A rank's share: its window's part of the figure (the model, fields and slabs scale with it).
+  if (win.share)
+    plan.host_bytes = static_cast<std::int64_t>(double(plan.host_bytes) * double(win.stored.points()) /
+                                                double(grid.points()));
   return plan;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,9 +56,27 @@ struct RunPlan {
   int snapshot_count() const { return snapshot_every > 0 ? steps / snapshot_every : 0; }
 };
 
+/// A distributed run's rank builds only the part of the model its subdomain reads: `box`, its
+/// part of the grid, grown by the stencil radius (the problems' stored window,
+/// kernels::AcousticIsoProblem::stored, which mpi::subdomain_problem cuts from). What every rank
+/// needs alike (velocity and anisotropy ranges, counts, the first bad point, the source's weights,
+/// the axis flags) comes from each rank's own points combined over the ranks, and an error in one
+/// rank's part (a bad value in a model file) reaches every rank, so that all stop alike.
+struct ModelShare {
+  physics::Box3 box;
+  /// Elementwise over the ranks, in place (collective): op '+' sums, '<' the least, '>' the greatest.
+  std::function<void(std::vector<double>&, char op)> combine;
+  /// The message of the lowest rank whose `own` is not empty, on every rank ("" where none).
+  std::function<std::string(const std::string& own)> first_error;
+};
+
 /// `before_model`, where given, is called once the grid and its layer are planned and before the
 /// model is built (a TTI run's peak of host memory): estimate_building_bytes takes that plan.
-RunPlan make_plan(const io::Config& config, const std::function<void(const RunPlan&)>& before_model = {});
+/// `share_of`, where given, is called then too (its plan has the grid, the layer's kind and
+/// widths, enough for a decomposition): a share makes the plan build that rank's window only.
+using ShareOf = std::function<std::optional<ModelShare>(const RunPlan&)>;
+RunPlan make_plan(const io::Config& config, const std::function<void(const RunPlan&)>& before_model = {},
+                  const ShareOf& share_of = {});
 
 /// Host memory a one-rank run of `plan` holds at its peak, besides the program itself, whichever
 /// is more of:
@@ -66,8 +85,8 @@ RunPlan make_plan(const io::Config& config, const std::function<void(const RunPl
 ///  - those it keeps (TTI: (v dt)^2, b, the angles and a; isotropic: (v dt)^2, and the propagator's
 ///    copy of it while it lays it out), the backend's host arrays (the CPU backend's fields,
 ///    field_bytes; the CUDA TTI propagator's upload slabs) and the traces.
-/// For one rank over the whole grid: a distributed run's ranks each build the whole model too,
-/// then hold their subdomain's share of the rest.
+/// For one rank over the whole grid; a distributed run's plan (ModelShare) scales it by its
+/// window's share of the grid.
 std::int64_t estimate_host_bytes(const RunPlan& plan, bool gpu);
 
 /// The first of the two: the model's arrays while the plan builds them, from the grid's and the

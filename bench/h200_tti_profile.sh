@@ -8,7 +8,8 @@
 # Environment: TILE (default 32x8x64), KERNEL_REGEX (default swic_tti_tensor), SKIP_BUILD=1,
 # SKIP_STEP=1 (no (2)), SKIP_FULL=1 (no (1)); FULL_LAYER (sponge or cpml, default sponge),
 # FULL_SKIP / FULL_COUNT (launches of KERNEL_REGEX skipped and profiled in (1), default 3 / 1),
-# STEP_WIDTH (the layer's points in (2), default 8).
+# STEP_WIDTH (the layer's points in (2), default 8), STEP_BYTES=1 ((2) as each launch's duration and
+# DRAM bytes read and written instead of the SpeedOfLight section).
 set -uo pipefail
 out=${OUT:-/tmp}
 tile=${TILE:-32x8x64}
@@ -27,7 +28,16 @@ ncu -i "$out/axis-sponge.ncu-rep" --page raw --csv > "$out/axis-sponge-raw.csv" 
 echo "full profile: $(( $(date +%s) - start )) s"
 fi
 [ "${SKIP_STEP:-0}" = 1 ] && exit 0
+if [ "${STEP_BYTES:-0}" = 1 ]; then
+  # Each launch's duration and DRAM bytes (read, written): what the layer's launches move.
+  ncu --clock-control none --metrics gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum \
+    --launch-skip 20 --launch-count 60 "${bench[@]}" --shapes 1000 --steps 4 --set boundary.pml.tti=cpml \
+    --set boundary.pml.width="${STEP_WIDTH:-8}" > "$out/ncu-cpml-bytes.log" 2>&1
+  awk '/^  [^ ]/ {name = substr($1, 1, 60)} /gpu__time_duration.sum|dram__bytes_read.sum|dram__bytes_write.sum/ {print name, $1, $(NF-1), $NF}' \
+    "$out/ncu-cpml-bytes.log" | head -200
+else
 ncu --clock-control none --section SpeedOfLight --launch-skip 20 --launch-count 60 \
   "${bench[@]}" --shapes 1000 --steps 4 --set boundary.pml.tti=cpml --set boundary.pml.width="${STEP_WIDTH:-8}" > "$out/ncu-cpml-step.log" 2>&1
 awk '/^  [^ ]/ {name = substr($1, 1, 60)} /Duration/ {print name, $NF, $(NF-1)}' "$out/ncu-cpml-step.log" | head -60
+fi
 echo "total: $(( $(date +%s) - start )) s"

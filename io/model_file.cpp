@@ -8,7 +8,9 @@
 #include <cmath>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <utility>
 
 #include "io/hdf5_handle.hpp"
@@ -32,11 +34,26 @@ std::string shape_text(const std::vector<hsize_t>& dims) {
   return s;
 }
 
-std::string index_text(std::size_t linear, const std::vector<hsize_t>& dims) {
-  std::vector<hsize_t> idx(dims.size());
-  for (std::size_t a = dims.size(); a-- > 0;) {
-    idx[a] = linear % dims[a];
-    linear /= dims[a];
+// The box [start, start + count) of a dataset, one entry per axis.
+struct Box {
+  std::vector<hsize_t> start, count;
+
+  std::size_t size() const {
+    std::size_t n = 1;
+    for (hsize_t c : count) n *= static_cast<std::size_t>(c);
+    return n;
+  }
+};
+
+Box whole(const std::vector<hsize_t>& dims) { return {std::vector<hsize_t>(dims.size(), 0), dims}; }
+
+// The index in the whole dataset, "[i][j][k]", of value `linear` (C order) of `box`: a message
+// about a box read names the point as the user sees it in their file.
+std::string index_text(std::size_t linear, const Box& box) {
+  std::vector<hsize_t> idx(box.count.size());
+  for (std::size_t a = idx.size(); a-- > 0;) {
+    idx[a] = box.start[a] + linear % box.count[a];
+    linear /= box.count[a];
   }
   std::string s;
   for (hsize_t i : idx) s += "[" + std::to_string(i) + "]";
@@ -116,33 +133,24 @@ InputDataset open_input(const std::string& file, const std::string& dataset,
   return in;
 }
 
-// Reads the whole dataset converted to T (HDF5 converts float64 to float32 if T is float).
-template <class T>
-void read_all(const InputDataset& in, hid_t mem_type, T* out) {
-  if (H5Dread(in.dataset.get(), mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, out) < 0) {
-    throw IoError("cannot read " + in.where + " (" + in.key + "): " + hdf5_reason());
-  }
-}
-
-// Reads rows [row0, row0 + rows) of axis 0 as double.
-void read_rows(const InputDataset& in, hsize_t row0, hsize_t rows, double* out) {
-  const std::size_t rank = in.dims.size();
-  std::vector<hsize_t> start(rank, 0), count = in.dims;
-  start[0] = row0;
-  count[0] = rows;
+// Reads `box` (not empty) into `out` converted to `mem_type`, C order (HDF5 converts float64 to
+// float32 if asked to).
+void read_box(const InputDataset& in, const Box& box, hid_t mem_type, void* out) {
   Hid filespace(H5Dget_space(in.dataset.get()));
-  Hid memspace(H5Screate_simple(static_cast<int>(rank), count.data(), nullptr));
+  Hid memspace(H5Screate_simple(static_cast<int>(box.count.size()), box.count.data(), nullptr));
   if (filespace.get() < 0 || memspace.get() < 0 ||
-      H5Sselect_hyperslab(filespace.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(),
-                          nullptr) < 0 ||
-      H5Dread(in.dataset.get(), H5T_NATIVE_DOUBLE, memspace.get(), filespace.get(), H5P_DEFAULT,
-              out) < 0) {
+      H5Sselect_hyperslab(filespace.get(), H5S_SELECT_SET, box.start.data(), nullptr,
+                          box.count.data(), nullptr) < 0 ||
+      H5Dread(in.dataset.get(), mem_type, memspace.get(), filespace.get(), H5P_DEFAULT, out) < 0) {
     throw IoError("cannot read " + in.where + " (" + in.key + "): " + hdf5_reason());
   }
 }
 
+// Rejects the first non-finite value of `values`, the box `box` of the dataset in C order. `part`
+// says the count covers less than the dataset.
 template <class T>
-void reject_non_finite(const InputDataset& in, const T* values, std::size_t n, std::size_t offset) {
+void reject_non_finite(const InputDataset& in, const T* values, const Box& box, bool part) {
+  const std::size_t n = box.size();
   const T* bad = std::find_if(values, values + n, [](T v) { return !std::isfinite(v); });
   if (bad == values + n) return;
   const std::size_t count = static_cast<std::size_t>(
@@ -150,15 +158,16 @@ void reject_non_finite(const InputDataset& in, const T* values, std::size_t n, s
   std::ostringstream v;
   v << *bad;
   in.reject("holds a non-finite value " + v.str() + " at " +
-            index_text(offset + static_cast<std::size_t>(bad - values), in.dims) + " (" +
-            std::to_string(count) + " non-finite value" + (count > 1 ? "s" : "") +
-            (offset > 0 ? " in this part" : "") + "); models must be finite");
+            index_text(static_cast<std::size_t>(bad - values), box) + " (" + std::to_string(count) +
+            " non-finite value" + (count > 1 ? "s" : "") + (part ? " in this part" : "") +
+            "); models must be finite");
 }
 
-}  // namespace
-
-std::vector<float> read_model_dataset(const std::string& file, const std::string& dataset,
-                                      std::array<int, 3> expected_shape, const std::string& key) {
+// read_model_dataset of `box`, or of the whole dataset if there is none (the box, if any, lies in
+// expected_shape: checked by the caller).
+std::vector<float> read_model_box(const std::string& file, const std::string& dataset,
+                                  std::array<int, 3> expected_shape, const std::string& key,
+                                  const std::optional<Box>& wanted) {
   Hdf5Quiet quiet;
   InputDataset in = open_input(file, dataset, key);
   const std::vector<hsize_t> expected(expected_shape.begin(), expected_shape.end());
@@ -166,36 +175,69 @@ std::vector<float> read_model_dataset(const std::string& file, const std::string
     in.reject("has shape " + shape_text(in.dims) + ", expected " + shape_text(expected) +
               " (grid.shape)");
   }
-  const std::size_t plane = static_cast<std::size_t>(in.dims[1]) * in.dims[2];
-  std::vector<float> out(plane * in.dims[0]);
+  const Box box = wanted ? *wanted : whole(in.dims);
+  const bool is_whole = box.count == in.dims;
+  std::vector<float> out(box.size());
   if (out.empty()) return out;
   if (in.type_size <= 4) {
-    read_all(in, H5T_NATIVE_FLOAT, out.data());
-    reject_non_finite(in, out.data(), out.size(), 0);
+    read_box(in, box, H5T_NATIVE_FLOAT, out.data());
+    reject_non_finite(in, out.data(), box, !is_whole);
     return out;
   }
   // float64: check in double before narrowing (a huge value would silently become inf), and read
   // in slabs of x planes so a big model never needs a second, double-size copy.
   constexpr std::size_t kSlabBytes = std::size_t{64} << 20;
+  const std::size_t plane = static_cast<std::size_t>(box.count[1]) * box.count[2];
   const hsize_t rows = std::max<hsize_t>(1, kSlabBytes / (plane * sizeof(double)));
-  std::vector<double> buf(std::min<hsize_t>(rows, in.dims[0]) * plane);
-  for (hsize_t row0 = 0; row0 < in.dims[0]; row0 += rows) {
-    const hsize_t n_rows = std::min<hsize_t>(rows, in.dims[0] - row0);
-    const std::size_t n = static_cast<std::size_t>(n_rows) * plane;
-    read_rows(in, row0, n_rows, buf.data());
-    reject_non_finite(in, buf.data(), n, static_cast<std::size_t>(row0) * plane);
+  std::vector<double> buf(std::min<hsize_t>(rows, box.count[0]) * plane);
+  for (hsize_t row0 = 0; row0 < box.count[0]; row0 += rows) {
+    Box slab = box;
+    slab.start[0] += row0;
+    slab.count[0] = std::min<hsize_t>(rows, box.count[0] - row0);
+    const std::size_t n = slab.size();
+    read_box(in, slab, H5T_NATIVE_DOUBLE, buf.data());
+    // A whole read's first slab is not called a part: its message is as it was before boxes.
+    reject_non_finite(in, buf.data(), slab, !is_whole || row0 > 0);
     for (std::size_t m = 0; m < n; ++m) {
       if (std::abs(buf[m]) > std::numeric_limits<float>::max()) {
         std::ostringstream v;
         v << buf[m];
-        in.reject("holds " + v.str() + " at " +
-                  index_text(static_cast<std::size_t>(row0) * plane + m, in.dims) +
+        in.reject("holds " + v.str() + " at " + index_text(m, slab) +
                   ", outside the float32 range");
       }
       out[static_cast<std::size_t>(row0) * plane + m] = static_cast<float>(buf[m]);
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<float> read_model_dataset(const std::string& file, const std::string& dataset,
+                                      std::array<int, 3> expected_shape, const std::string& key) {
+  return read_model_box(file, dataset, expected_shape, key, std::nullopt);
+}
+
+std::vector<float> read_model_dataset(const std::string& file, const std::string& dataset,
+                                      std::array<int, 3> expected_shape, const std::string& key,
+                                      std::array<int, 3> lo, std::array<int, 3> count) {
+  Box box;
+  for (std::size_t a = 0; a < 3; ++a) {
+    // In long long: lo + count must not overflow int on the way to the check.
+    if (lo[a] < 0 || count[a] < 0 ||
+        static_cast<long long>(lo[a]) + count[a] > static_cast<long long>(expected_shape[a])) {
+      auto text = [](std::array<int, 3> v) {
+        return std::to_string(v[0]) + "x" + std::to_string(v[1]) + "x" + std::to_string(v[2]);
+      };
+      throw std::invalid_argument("read_model_dataset (" + key + "): box at [" +
+                                  std::to_string(lo[0]) + "][" + std::to_string(lo[1]) + "][" +
+                                  std::to_string(lo[2]) + "] of " + text(count) +
+                                  " does not lie in the dataset's shape " + text(expected_shape));
+    }
+    box.start.push_back(static_cast<hsize_t>(lo[a]));
+    box.count.push_back(static_cast<hsize_t>(count[a]));
+  }
+  return read_model_box(file, dataset, expected_shape, key, box);
 }
 
 std::vector<double> read_wavelet_dataset(const std::string& file, const std::string& dataset,
@@ -207,8 +249,8 @@ std::vector<double> read_wavelet_dataset(const std::string& file, const std::str
   }
   if (in.dims[0] == 0) in.reject("is empty");
   std::vector<double> out(in.dims[0]);
-  read_all(in, H5T_NATIVE_DOUBLE, out.data());
-  reject_non_finite(in, out.data(), out.size(), 0);
+  read_box(in, whole(in.dims), H5T_NATIVE_DOUBLE, out.data());
+  reject_non_finite(in, out.data(), whole(in.dims), false);
   return out;
 }
 

@@ -14,6 +14,16 @@ namespace minimod::io {
 std::vector<float> read_model_dataset(const std::string& file, const std::string& dataset,
                                       std::array<int, 3> expected_shape, const std::string& key);
 
+/// The box [lo, lo + count) of the dataset (C order, count[0]*count[1]*count[2] floats), with
+/// read_model_dataset's checks: the whole dataset's shape must be expected_shape; a NaN or an
+/// infinity, or a float64 value outside float32's range, is rejected only where it lies in the
+/// box (the message names the point by its index in the whole dataset). The box must lie in the
+/// dataset (std::invalid_argument otherwise: a programming error, not the user's). For an MPI
+/// rank reading only its own part of the model.
+std::vector<float> read_model_dataset(const std::string& file, const std::string& dataset,
+                                      std::array<int, 3> expected_shape, const std::string& key,
+                                      std::array<int, 3> lo, std::array<int, 3> count);
+
 /// Reads the 1D floating-point `dataset` of `file` (non-empty, finite), with read_model_dataset's
 /// errors.
 std::vector<double> read_wavelet_dataset(const std::string& file, const std::string& dataset,

@@ -54,6 +54,7 @@ std::string resolve_backend(const std::string& requested) {
 
 std::unique_ptr<Propagator> make_acoustic_tti(const AcousticTtiProblem& problem, const std::string& backend,
                                               const std::string& kernel) {
+  require_whole_arrays(problem, "make_acoustic_tti");
   if (backend == "cpu") return make_cpu_acoustic_tti(problem);
 #if defined(MINIMOD_HAVE_CUDA)
   if (backend == "cuda") return cuda::make_cuda_acoustic_tti(problem, kernel);
@@ -66,6 +67,7 @@ std::unique_ptr<Propagator> make_acoustic_tti(const AcousticTtiProblem& problem,
 std::unique_ptr<Propagator> make_acoustic_iso(const AcousticIsoProblem& problem,
                                               const std::string& backend,
                                               const std::string& kernel) {
+  require_whole_arrays(problem, "make_acoustic_iso");
   if (backend == "cpu") return make_cpu_acoustic_iso(problem);
 #if defined(MINIMOD_HAVE_CUDA)
   if (backend == "cuda") return cuda::make_cuda_acoustic_iso(problem, kernel);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,7 +36,11 @@ struct AcousticIsoProblem {
   pml::PmlKind pml_kind = pml::PmlKind::cpml;
   pml::DampingProfiles damping;          // PmlKind::minimod: eta profiles
   pml::CpmlProfiles cpml;                // PmlKind::cpml: a, b profiles
-  std::vector<float> v2dt2;              // (v dt)^2 per grid point, C order [i][j][k]
+  std::vector<float> v2dt2;              // (v dt)^2 per point of stored_box(), C order [i][j][k]
+  /// The box of the grid the per-point arrays cover: empty for the whole grid, which every
+  /// propagator takes; a distributed run's plan builds only its rank's window (app::ModelShare),
+  /// which mpi::subdomain_problem cuts from.
+  physics::Box3 stored;
   std::array<bool, 6> free_surface{};    // per face: pressure-release surface instead of PML
   physics::LaplacianCoeffs laplacian;    // 1/m^2
   std::array<float, 3> inv_4h2{};        // 1/(4 h^2) per axis, for the PML auxiliary update
@@ -46,6 +51,21 @@ struct AcousticIsoProblem {
   /// Faces shared with a neighbouring subdomain: their halos come from the exchange.
   HaloFaces halo;
 };
+
+/// The box of the grid a problem's per-point arrays cover (its `stored` box, else the grid).
+template <class Problem>
+physics::Box3 stored_box(const Problem& p) {
+  return p.stored.empty() ? p.grid.box() : p.stored;
+}
+
+/// Throws std::invalid_argument naming `who` unless the problem's arrays cover its whole grid: a
+/// propagator takes a whole problem (a distributed run's rank, its subdomain's).
+template <class Problem>
+void require_whole_arrays(const Problem& p, const char* who) {
+  if (!(stored_box(p) == p.grid.box()))
+    throw std::invalid_argument(std::string(who) + ": the problem's arrays cover a window of its grid only "
+                                "(cut it with mpi::subdomain_problem first)");
+}
 
 /// Grid-sized arrays an acoustic-isotropic propagator allocates: u, u_prev, v2dt2, plus Minimod's
 /// aux or the CPML's psi and zeta per axis, plus u^{n+1} and u^{n+2} for a family that advances two

@@ -50,6 +50,9 @@ struct TtiProblemSettings {
   pml::CpmlProfiles cpml;        // TtiLayer::cpml: a, b profiles (make_elliptic_layer first)
   TtiLayerAxis layer_axis = TtiLayerAxis::model;  // TtiLayer::cpml: the layer's axis (use_cpml_layer)
   std::array<bool, 6> free_surface{};
+  /// The box of the grid the per-point arrays cover (v2dt2, b; theta, phi, a over it grown by the
+  /// radius): empty for the whole grid, as AcousticIsoProblem::stored.
+  physics::Box3 stored;
   bool record_q = false;  // receivers sample q instead of p
   // The symmetry axis is vertical (theta = 0) over the whole medium box of the whole model: the
   // points take the VTI form of the operator (physics::vti_rhs25, 25 points, equal to tti_rhs73
@@ -73,12 +76,13 @@ struct TtiProblemSettings {
 
 /// A TTI problem: its settings and the model's per-point arrays.
 struct AcousticTtiProblem : TtiProblemSettings {
-  // Per grid point, C order [i][j][k]: (v dt)^2 and b = 2 (eps - delta).
+  // Per point of stored_box() (the grid), C order [i][j][k]: (v dt)^2 and b = 2 (eps - delta).
   std::vector<float> v2dt2, b;
   // Tilt and azimuth (rad) and a = 1 + 2 delta, C order over medium_box(): the grid grown by the
   // stencil radius, because the self-adjoint pairs weigh the medium at both ends (in a subdomain
   // the halo holds the neighbours' medium). finish_problem extends grid-sized arrays from the
-  // nearest grid point (a whole domain).
+  // nearest grid point (a whole domain); a stored window's, stored_medium_box(), from its nearest
+  // point (its points beyond the grid or the subdomain's reach are read nowhere else).
   std::vector<float> theta, phi, a;
 };
 
@@ -146,6 +150,8 @@ physics::Box3 inner_box(const TtiProblemSettings& problem);
 
 /// The box theta, phi and a cover: the grid grown by the stencil radius on every side.
 physics::Box3 medium_box(const physics::Grid& grid);
+/// The same for a problem whose arrays cover a window of the grid: stored_box() grown by the radius.
+physics::Box3 stored_medium_box(const TtiProblemSettings& problem);
 
 /// Fill the derived numbers (stencil weights, inv_4h2, vti, constant_axis) from the grid spacing and the medium,
 /// and extend grid-sized theta, phi, a to medium_box(). Throws std::invalid_argument on other

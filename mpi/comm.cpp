@@ -58,4 +58,25 @@ void check(int code, const char* what) {
   throw Error(std::string(what) + " failed: " + std::string(text, static_cast<size_t>(len)));
 }
 
+void combine(MPI_Comm comm, std::vector<double>& values, char op) {
+  const MPI_Op mpi_op = op == '+' ? MPI_SUM : (op == '<' ? MPI_MIN : MPI_MAX);
+  check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_DOUBLE, mpi_op, comm),
+        "MPI_Allreduce");
+}
+
+std::string first_error(MPI_Comm comm, const std::string& own) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int first = own.empty() ? size : rank;
+  check(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (first == size) return "";
+  std::string text = rank == first ? own : std::string();
+  int length = static_cast<int>(text.size());
+  check(MPI_Bcast(&length, 1, MPI_INT, first, comm), "MPI_Bcast");
+  text.resize(static_cast<size_t>(length));
+  check(MPI_Bcast(text.data(), length, MPI_CHAR, first, comm), "MPI_Bcast");
+  return text;
+}
+
 }  // namespace minimod::mpi

@@ -4,6 +4,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <vector>
 
 namespace minimod::mpi {
 
@@ -35,5 +36,13 @@ class Session {
 
 /// Throws minimod::Error with the MPI error string unless `code` is MPI_SUCCESS.
 void check(int code, const char* what);
+
+/// Elementwise over the ranks of `comm`, in place (collective): op '+' sums, '<' takes the least,
+/// '>' the greatest.
+void combine(MPI_Comm comm, std::vector<double>& values, char op);
+
+/// The `own` message of the lowest rank whose message is not empty, on every rank of `comm`
+/// ("" where every rank's is): an error found by one rank, reported by all alike (collective).
+std::string first_error(MPI_Comm comm, const std::string& own);
 
 }  // namespace minimod::mpi

@@ -9,6 +9,15 @@ using physics::Index3;
 
 namespace {
 
+using kernels::stored_box;
+
+/// `box` in the coordinates of the problem's stored arrays (the grid, or a plan's window of it).
+template <class Problem>
+Box3 in_stored(const Problem& g, const Box3& box) {
+  const Box3 s = stored_box(g);
+  return {{box.lo.i - s.lo.i, box.lo.j - s.lo.j, box.lo.k - s.lo.k}, box.n};
+}
+
 std::vector<float> slice(const std::vector<float>& v, int first, int count) {
   if (v.empty()) return {};
   return {v.begin() + first, v.begin() + first + count};
@@ -16,6 +25,8 @@ std::vector<float> slice(const std::vector<float>& v, int first, int count) {
 
 /// The box `b` (indices of a dense [i][j][k] array of `shape`) of `v`, dense.
 std::vector<float> cut(const std::vector<float>& v, const Index3& shape, const Box3& b) {
+  if (!physics::covers({{0, 0, 0}, shape}, b))
+    throw std::invalid_argument("subdomain_problem: the subdomain reaches beyond the problem's stored window");
   std::vector<float> out(static_cast<size_t>(b.points()));
   for (int i = 0; i < b.n.i; ++i)
     for (int j = 0; j < b.n.j; ++j) {
@@ -66,7 +77,7 @@ kernels::AcousticIsoProblem subdomain_problem(const kernels::AcousticIsoProblem&
     p.cpml.a[a] = slice(g.cpml.a[a], box.lo[a], box.n[a]);
     p.cpml.b[a] = slice(g.cpml.b[a], box.lo[a], box.n[a]);
   }
-  p.v2dt2 = cut(g.v2dt2, g.grid.shape, box);
+  p.v2dt2 = cut(g.v2dt2, stored_box(g).n, in_stored(g, box));
   p.laplacian = g.laplacian;
   p.derivatives = g.derivatives;
   return p;
@@ -74,7 +85,7 @@ kernels::AcousticIsoProblem subdomain_problem(const kernels::AcousticIsoProblem&
 
 kernels::AcousticTtiProblem subdomain_problem(const kernels::AcousticTtiProblem& g, const Box3& box,
                                               const kernels::HaloFaces& halo) {
-  const Box3 gm = kernels::medium_box(g.grid);
+  const Box3 gm = kernels::stored_medium_box(g);
   for (const auto* v : {&g.theta, &g.phi, &g.a})
     if (v->size() != static_cast<size_t>(gm.points()))
       throw std::invalid_argument(
@@ -82,17 +93,16 @@ kernels::AcousticTtiProblem subdomain_problem(const kernels::AcousticTtiProblem&
           "(theta, phi, a over medium_box)");
   kernels::AcousticTtiProblem p;
   cut_common(g, box, halo, p);
-  p.v2dt2 = cut(g.v2dt2, g.grid.shape, box);
-  p.b = cut(g.b, g.grid.shape, box);
-  // The medium over the box grown by the radius, from the global medium box (which starts at
-  // -radius): the neighbours' values inside the grid, the clamped ones only beyond its boundary.
-  const Box3 lm = kernels::medium_box(p.grid);
-  const Box3 from{
-      {box.lo.i + lm.lo.i - gm.lo.i, box.lo.j + lm.lo.j - gm.lo.j, box.lo.k + lm.lo.k - gm.lo.k},
-      lm.n};
-  p.theta = cut(g.theta, gm.n, from);
-  p.phi = cut(g.phi, gm.n, from);
-  p.a = cut(g.a, gm.n, from);
+  p.v2dt2 = cut(g.v2dt2, stored_box(g).n, in_stored(g, box));
+  p.b = cut(g.b, stored_box(g).n, in_stored(g, box));
+  // The medium over the box grown by the radius, from the stored medium box (the grid's, or a
+  // window's, grown by the radius): the neighbours' values inside the grid, the clamped ones only
+  // beyond its boundary.
+  const Box3 from = physics::grown(box, physics::kRadius);
+  const Box3 at{{from.lo.i - gm.lo.i, from.lo.j - gm.lo.j, from.lo.k - gm.lo.k}, from.n};
+  p.theta = cut(g.theta, gm.n, at);
+  p.phi = cut(g.phi, gm.n, at);
+  p.a = cut(g.a, gm.n, at);
   p.record_q = g.record_q;
   p.vti = g.vti;  // the global model's: every decomposition evaluates the same formula
   p.constant_axis = g.constant_axis;

@@ -51,6 +51,19 @@ inline Box3 box_from_bounds(Index3 lo, Index3 hi) {
   return {lo, {std::max(0, hi.i - lo.i), std::max(0, hi.j - lo.j), std::max(0, hi.k - lo.k)}};
 }
 
+/// The box grown by `r` points on every side.
+inline Box3 grown(const Box3& b, int r) {
+  return {{b.lo.i - r, b.lo.j - r, b.lo.k - r}, {b.n.i + 2 * r, b.n.j + 2 * r, b.n.k + 2 * r}};
+}
+
+/// Whether every point of `inner` lies in `outer` (an empty `inner` lies anywhere).
+inline bool covers(const Box3& outer, const Box3& inner) {
+  if (inner.empty()) return true;
+  const Index3 a = outer.hi(), b = inner.hi();
+  return inner.lo.i >= outer.lo.i && inner.lo.j >= outer.lo.j && inner.lo.k >= outer.lo.k && b.i <= a.i &&
+         b.j <= a.j && b.k <= a.k;
+}
+
 inline Box3 intersect(const Box3& a, const Box3& b) {
   Index3 lo{std::max(a.lo.i, b.lo.i), std::max(a.lo.j, b.lo.j), std::max(a.lo.k, b.lo.k)};
   Index3 ah = a.hi(), bh = b.hi();

@@ -37,30 +37,37 @@ physics::Box3 medium_box(const physics::Grid& grid) {
   return {{-r, -r, -r}, {n.i + 2 * r, n.j + 2 * r, n.k + 2 * r}};
 }
 
+physics::Box3 stored_medium_box(const TtiProblemSettings& p) {
+  return physics::grown(stored_box(p), physics::kRadius);
+}
+
 void finish_problem(AcousticTtiProblem& p) {
   p.stencil = physics::make_tti_stencil(p.grid.spacing);
   for (int a = 0; a < 3; ++a)
     p.inv_4h2[static_cast<size_t>(a)] = static_cast<float>(1.0 / (4.0 * p.grid.spacing[a] * p.grid.spacing[a]));
-  const Index3 n = p.grid.shape;
-  const physics::Box3 m = medium_box(p.grid);
-  const auto grid_points = static_cast<size_t>(p.grid.points());
+  // The arrays' box: the grid, or a distributed plan's window of it (extended from its own points).
+  const physics::Box3 s = stored_box(p);
+  const Index3 n = s.n;
+  const physics::Box3 m = stored_medium_box(p);
+  const auto stored_points = static_cast<size_t>(s.points());
   for (auto* v : {&p.theta, &p.phi, &p.a}) {
     if (v->size() == static_cast<size_t>(m.points())) continue;
-    if (v->size() != grid_points)
+    if (v->size() != stored_points)
       throw std::invalid_argument("acoustic_tti: theta, phi and a must cover the grid or the grid and its halo");
     std::vector<float> out(static_cast<size_t>(m.points()));
 #pragma omp parallel for collapse(2)
     for (int i = 0; i < m.n.i; ++i)
       for (int j = 0; j < m.n.j; ++j)
         for (int k = 0; k < m.n.k; ++k) {
-          const int ci = std::clamp(i + m.lo.i, 0, n.i - 1), cj = std::clamp(j + m.lo.j, 0, n.j - 1),
-                    ck = std::clamp(k + m.lo.k, 0, n.k - 1);
+          const int ci = std::clamp(i - physics::kRadius, 0, n.i - 1), cj = std::clamp(j - physics::kRadius, 0, n.j - 1),
+                    ck = std::clamp(k - physics::kRadius, 0, n.k - 1);
           out[(static_cast<size_t>(i) * m.n.j + j) * m.n.k + k] = (*v)[(static_cast<size_t>(ci) * n.j + cj) * n.k + ck];
         }
     v->swap(out);
   }
   // One pass over the medium: vertical everywhere (VTI), and the axis as the operator reads it (n
-  // and -n are the same axis) the same at every point as at the first.
+  // and -n are the same axis) the same at every point as at the first. (Over a window: its own
+  // flags, which the plan combines over the ranks.)
   const physics::TtiMediumPoint n0 = model_axis(p);
   bool vertical = true, same = true;
 #pragma omp parallel for reduction(&& : vertical, same)
@@ -328,8 +335,10 @@ void fill_tti_medium(const AcousticTtiProblem& p, const physics::FieldLayout& la
 
 void make_elliptic_layer(AcousticTtiProblem& p, TtiLayerAxis axis) {
   const Index3 n = p.grid.shape;
-  const physics::Box3 m = medium_box(p.grid);
-  if (p.a.size() != static_cast<size_t>(m.points()) || p.b.size() != static_cast<size_t>(p.grid.points()) ||
+  // The arrays' box (the grid, or a distributed plan's window of it): depths from the grid's
+  // faces, b read at the nearest stored point.
+  const physics::Box3 s = stored_box(p), m = stored_medium_box(p);
+  if (p.a.size() != static_cast<size_t>(m.points()) || p.b.size() != static_cast<size_t>(s.points()) ||
       p.theta.size() != p.a.size() || p.phi.size() != p.a.size())
     throw std::invalid_argument("make_elliptic_layer: call finish_problem first");
   const bool vertical = axis == TtiLayerAxis::vertical;
@@ -348,7 +357,7 @@ void make_elliptic_layer(AcousticTtiProblem& p, TtiLayerAxis axis) {
     return x * x * (3 - 2 * x);
   };
   // The shift of delta at depth r, w b / 2 for the layer's weight w there, from the grid's own
-  // anellipticity b at the grid point og.
+  // anellipticity b at the stored point og.
   const auto shift_at = [&](double r, size_t og) {
     return r > 0 ? smoothstep(r, elliptic_start, elliptic_end) * p.b[og] / 2 : 0.0;
   };
@@ -356,14 +365,17 @@ void make_elliptic_layer(AcousticTtiProblem& p, TtiLayerAxis axis) {
   // grid point (a halo point's is on the grid's edge), then b at the grid's points: b is read
   // unchanged in the first pass and each point reads and writes its own in the second, so no copy
   // of b is needed (it was the CPML plan's one array beyond its host figure: 18 MiB at 166^3,
-  // PlanMemory.HostFigureIsWithinTwoPercentOf...).
+  // PlanMemory.HostFigureIsWithinTwoPercentOf...). In a window, a medium point beyond it reads
+  // its nearest stored point, which is its nearest grid point wherever a subdomain reads it (the
+  // window reaches the radius past the subdomain, or the grid's face).
+  const Index3 s_hi = s.hi();
 #pragma omp parallel for collapse(2)
   for (int i = 0; i < m.n.i; ++i)
     for (int j = 0; j < m.n.j; ++j)
       for (int k = 0; k < m.n.k; ++k) {
-        const Index3 g{std::clamp(i + m.lo.i, 0, n.i - 1), std::clamp(j + m.lo.j, 0, n.j - 1),
-                       std::clamp(k + m.lo.k, 0, n.k - 1)};
-        const size_t og = (static_cast<size_t>(g.i) * n.j + g.j) * n.k + g.k;
+        const Index3 g{std::clamp(i + m.lo.i, s.lo.i, s_hi.i - 1), std::clamp(j + m.lo.j, s.lo.j, s_hi.j - 1),
+                       std::clamp(k + m.lo.k, s.lo.k, s_hi.k - 1)};
+        const size_t og = static_cast<size_t>(s.position(g.i, g.j, g.k));
         const size_t om = (static_cast<size_t>(i) * m.n.j + j) * m.n.k + k;
         const double r = depth_at(g);
         const double shift = shift_at(r, og);
@@ -378,10 +390,10 @@ void make_elliptic_layer(AcousticTtiProblem& p, TtiLayerAxis axis) {
         }
       }
 #pragma omp parallel for collapse(2)
-  for (int i = 0; i < n.i; ++i)
-    for (int j = 0; j < n.j; ++j)
-      for (int k = 0; k < n.k; ++k) {
-        const size_t og = (static_cast<size_t>(i) * n.j + j) * n.k + k;
+  for (int i = s.lo.i; i < s_hi.i; ++i)
+    for (int j = s.lo.j; j < s_hi.j; ++j)
+      for (int k = s.lo.k; k < s_hi.k; ++k) {
+        const size_t og = static_cast<size_t>(s.position(i, j, k));
         const double shift = shift_at(depth_at({i, j, k}), og);
         if (shift != 0) p.b[og] = static_cast<float>(p.b[og] - 2 * shift);  // b = 2 (eps - delta)
       }

@@ -6,12 +6,15 @@
 #include <hdf5.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "physics/error.hpp"
@@ -191,6 +194,146 @@ TEST_F(ModelFileTest, RejectsInfinityAndOutOfRangeInFloat64) {
         read_model_dataset(file("big.h5"), "vp", {2, 2, 2}, "model.vp");
       },
       {"config error: model.vp", "float32 range", "[1][1][1]"}));
+}
+
+// The box [lo, lo + count) of `whole` (shape `shape`, C order), as read_model_dataset's box
+// variant should return it.
+std::vector<float> box_of(const std::vector<float>& whole, std::array<int, 3> shape,
+                          std::array<int, 3> lo, std::array<int, 3> count) {
+  std::vector<float> out;
+  for (int i = lo[0]; i < lo[0] + count[0]; ++i) {
+    for (int j = lo[1]; j < lo[1] + count[1]; ++j) {
+      for (int k = lo[2]; k < lo[2] + count[2]; ++k) {
+        out.push_back(whole[(static_cast<std::size_t>(i) * shape[1] + j) * shape[2] + k]);
+      }
+    }
+  }
+  return out;
+}
+
+// Boxes as {lo, count}.
+using Boxes = std::vector<std::pair<std::array<int, 3>, std::array<int, 3>>>;
+
+// Boxes of a 7x5x6 model: the whole, one point, an interior box, a box on each of the six faces,
+// a far corner, and empty boxes.
+const std::array<int, 3> kBoxShape = {7, 5, 6};
+const Boxes kBoxes = {
+    {{0, 0, 0}, {7, 5, 6}},  // whole
+    {{3, 2, 4}, {1, 1, 1}},  // one point
+    {{0, 0, 0}, {1, 1, 1}},  // the first point
+    {{6, 4, 5}, {1, 1, 1}},  // the last point
+    {{1, 1, 2}, {4, 3, 2}},  // interior
+    {{0, 1, 1}, {2, 3, 4}},  // face x = 0
+    {{5, 1, 1}, {2, 3, 4}},  // face x = 6
+    {{1, 0, 1}, {3, 2, 4}},  // face y = 0
+    {{1, 3, 1}, {3, 2, 4}},  // face y = 4
+    {{1, 1, 0}, {3, 3, 2}},  // face z = 0
+    {{1, 1, 3}, {3, 3, 3}},  // face z = 5
+    {{4, 2, 3}, {3, 3, 3}},  // far corner
+    {{0, 0, 0}, {7, 1, 6}},  // one y plane across the model (a strided read)
+    {{2, 0, 0}, {0, 5, 6}},  // empty
+    {{0, 5, 6}, {7, 0, 0}},  // empty, at the far faces
+};
+
+TEST_F(ModelFileTest, BoxesOfFloat32ModelAreThoseOfTheWholeRead) {
+  const std::vector<float> vp = ramp(7 * 5 * 6);
+  write_model_dataset(file("m.h5"), "vp", kBoxShape, vp);
+  const std::vector<float> whole = read_model_dataset(file("m.h5"), "vp", kBoxShape, "model.vp");
+  ASSERT_EQ(whole, vp);
+  for (const auto& [lo, count] : kBoxes) {
+    SCOPED_TRACE("box at [" + std::to_string(lo[0]) + "][" + std::to_string(lo[1]) + "][" +
+                 std::to_string(lo[2]) + "]");
+    EXPECT_EQ(read_model_dataset(file("m.h5"), "vp", kBoxShape, "model.vp", lo, count),
+              box_of(whole, kBoxShape, lo, count));
+  }
+}
+
+TEST_F(ModelFileTest, BoxesOfFloat64ModelAreThoseOfTheWholeRead) {
+  std::vector<double> values(7 * 5 * 6);
+  for (std::size_t m = 0; m < values.size(); ++m) values[m] = 2000.25 + static_cast<double>(m);
+  write_raw(file("m.h5"), "/model/vp", H5T_IEEE_F64LE, {7, 5, 6}, values);
+  const std::vector<float> whole =
+      read_model_dataset(file("m.h5"), "model/vp", kBoxShape, "model.vp");
+  ASSERT_EQ(whole.size(), values.size());
+  for (std::size_t m = 0; m < values.size(); ++m) {
+    ASSERT_EQ(whole[m], static_cast<float>(values[m]));
+  }
+  for (const auto& [lo, count] : kBoxes) {
+    SCOPED_TRACE("box at [" + std::to_string(lo[0]) + "][" + std::to_string(lo[1]) + "][" +
+                 std::to_string(lo[2]) + "]");
+    EXPECT_EQ(read_model_dataset(file("m.h5"), "model/vp", kBoxShape, "model.vp", lo, count),
+              box_of(whole, kBoxShape, lo, count));
+  }
+}
+
+TEST_F(ModelFileTest, BoxRejectsNanOnlyWhereItLiesInTheBox) {
+  std::vector<float> vp = ramp(7 * 5 * 6);
+  vp[(2 * 5 + 3) * 6 + 1] = std::numeric_limits<float>::quiet_NaN();  // [2][3][1]
+  write_model_dataset(file("m.h5"), "vp", kBoxShape, vp);
+  // Boxes beside the NaN, each missing it along one axis only.
+  const Boxes beside = {{{3, 0, 0}, {4, 5, 6}},
+                        {{0, 0, 0}, {2, 5, 6}},
+                        {{0, 4, 0}, {7, 1, 6}},
+                        {{0, 0, 2}, {7, 5, 4}},
+                        {{2, 3, 0}, {1, 1, 1}}};
+  for (const auto& [lo, count] : beside) {
+    EXPECT_EQ(read_model_dataset(file("m.h5"), "vp", kBoxShape, "model.vp", lo, count),
+              box_of(vp, kBoxShape, lo, count));
+  }
+  // Inside: named by its index in the whole dataset, not in the box.
+  EXPECT_TRUE(throws_config_error(
+      [&] {
+        read_model_dataset(file("m.h5"), "vp", kBoxShape, "model.vp", {1, 2, 1}, {3, 2, 2});
+      },
+      {"config error: model.vp: dataset 'vp' of '" + file("m.h5") + "'", "non-finite", "nan",
+       "[2][3][1]", "in this part"}));
+  EXPECT_TRUE(throws_config_error(
+      [&] {
+        read_model_dataset(file("m.h5"), "vp", kBoxShape, "model.vp", {2, 3, 1}, {1, 1, 1});
+      },
+      {"config error: model.vp", "[2][3][1]"}));
+}
+
+TEST_F(ModelFileTest, BoxOfFloat64RejectsInfinityAndOutOfRangeOnlyInTheBox) {
+  std::vector<double> values(7 * 5 * 6, 1500.0);
+  values[(5 * 5 + 4) * 6 + 2] = std::numeric_limits<double>::infinity();  // [5][4][2]
+  values[(1 * 5 + 0) * 6 + 5] = 1e300;                                    // [1][0][5]
+  write_raw(file("m.h5"), "vp", H5T_IEEE_F64LE, {7, 5, 6}, values);
+  EXPECT_EQ(read_model_dataset(file("m.h5"), "vp", kBoxShape, "model.vp", {2, 0, 0}, {3, 5, 6}),
+            std::vector<float>(3 * 5 * 6, 1500.0f));
+  EXPECT_TRUE(throws_config_error(
+      [&] {
+        read_model_dataset(file("m.h5"), "vp", kBoxShape, "model.delta", {4, 3, 1}, {3, 2, 3});
+      },
+      {"config error: model.delta", "m.h5'", "non-finite", "[5][4][2]"}));
+  EXPECT_TRUE(throws_config_error(
+      [&] {
+        read_model_dataset(file("m.h5"), "vp", kBoxShape, "model.vp", {0, 0, 3}, {2, 2, 3});
+      },
+      {"config error: model.vp", "m.h5'", "float32 range", "[1][0][5]"}));
+}
+
+TEST_F(ModelFileTest, BoxRejectsWrongShapeOfTheWholeDataset) {
+  write_model_dataset(file("m.h5"), "vp", kBoxShape, ramp(7 * 5 * 6));
+  EXPECT_TRUE(throws_config_error(
+      [&] {
+        read_model_dataset(file("m.h5"), "vp", {7, 5, 7}, "model.vp", {0, 0, 0}, {2, 2, 2});
+      },
+      {"config error: model.vp", "dataset 'vp'", "has shape 7x5x6, expected 7x5x7 (grid.shape)"}));
+}
+
+TEST_F(ModelFileTest, BoxOutsideTheDatasetIsInvalidArgument) {
+  write_model_dataset(file("m.h5"), "vp", kBoxShape, ramp(7 * 5 * 6));
+  const int big = std::numeric_limits<int>::max();
+  // Negative corners and counts, past each far face, and lo + count past INT_MAX.
+  const Boxes outside = {{{-1, 0, 0}, {1, 1, 1}},  {{0, -1, 0}, {1, 1, 1}}, {{0, 0, -1}, {1, 1, 1}},
+                         {{0, 0, 0}, {-1, 1, 1}},  {{0, 0, 0}, {1, 1, -1}}, {{6, 0, 0}, {2, 1, 1}},
+                         {{0, 4, 0}, {1, 2, 1}},   {{0, 0, 0}, {1, 1, 7}},  {{7, 0, 0}, {1, 1, 1}},
+                         {{big, 0, 0}, {1, 1, 1}}, {{1, 0, 0}, {big, 1, 1}}};
+  for (const auto& [lo, count] : outside) {
+    EXPECT_THROW(read_model_dataset(file("m.h5"), "vp", kBoxShape, "model.vp", lo, count),
+                 std::invalid_argument);
+  }
 }
 
 TEST_F(ModelFileTest, ReadsWavelet) {
