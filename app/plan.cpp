@@ -739,10 +739,16 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
       plan.tti ? estimate_tti_bytes(plan.tti_problem) : estimate_field_bytes(grid.shape, plan.problem.pml_kind, two_step);
   plan.memory_bytes = plan.field_bytes + static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
   plan.host_bytes = estimate_host_bytes(plan, gpu);
-  // A rank's share: its window's part of the figure (the model, fields and slabs scale with it).
-  if (win.share)
-    plan.host_bytes = static_cast<std::int64_t>(double(plan.host_bytes) * double(win.stored.points()) /
-                                                double(grid.points()));
+  // A rank's share: its box's part of the fields (its halos aside) and its window's of the host's
+  // figure (the model, fields and slabs scale with it); the traces stay whole (rank 0 sums them).
+  if (win.share) {
+    const auto share_of_grid = [&](std::int64_t bytes, const physics::Box3& b) {
+      return static_cast<std::int64_t>(double(bytes) * double(b.points()) / double(grid.points()));
+    };
+    plan.field_bytes = share_of_grid(plan.field_bytes, win.box);
+    plan.memory_bytes = plan.field_bytes + static_cast<std::int64_t>(plan.samples()) * plan.receiver_count() * 4;
+    plan.host_bytes = share_of_grid(plan.host_bytes, win.stored);
+  }
   return plan;
 }
 
@@ -785,9 +791,10 @@ std::string describe(const RunPlan& p) {
   if (p.snapshot_every > 0)
     s << "snapshots    " << p.snapshot_count() << " of " << p.snapshot_shape.i << " x "
       << p.snapshot_shape.j << " x " << p.snapshot_shape.k << " every " << p.snapshot_every << " steps\n";
-  s << "memory       " << fmt(p.memory_bytes / double(1 << 30)) << " GiB (fields "
+  const char* each = p.problem.stored.empty() ? "" : " a rank";  // a distributed plan's share
+  s << "memory       " << fmt(p.memory_bytes / double(1 << 30)) << " GiB" << each << " (fields "
     << fmt(p.field_bytes / double(1 << 30))
-    << " GiB); host " << fmt(p.host_bytes / double(1 << 30)) << " GiB at its peak\n";
+    << " GiB); host " << fmt(p.host_bytes / double(1 << 30)) << " GiB" << each << " at its peak\n";
   s << "output       " << p.config.output.file << "\n";
   return s.str();
 }

@@ -230,6 +230,10 @@ void expect_windows_equal_the_whole(const io::Config& c, const std::array<int, 3
       EXPECT_TRUE(p.source[e].node == whole.source[e].node);
       EXPECT_EQ(p.source[e].weight, whole.source[e].weight);
     }
+    // Its memory figures are its share, and say so.
+    EXPECT_LT(p.field_bytes, whole.field_bytes);
+    EXPECT_LT(p.host_bytes, whole.host_bytes);
+    EXPECT_NE(app::describe(p).find(" GiB a rank at its peak"), std::string::npos) << app::describe(p);
     const physics::Box3 box = ranks.decomposition.box_of(static_cast<int>(r));
     const kernels::HaloFaces faces = faces_of(ranks.decomposition, static_cast<int>(r));
     // Only the window is built: the rank's box grown by the radius, less than the whole grid.
