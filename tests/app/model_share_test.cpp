@@ -321,6 +321,10 @@ TEST(ModelShare, AnIsotropicModelFromAFile) {
   c.source.position = {130, 120, 100};
   c.time.duration = 0.05;
   for (const auto& dims : {std::array<int, 3>{2, 1, 1}, {2, 2, 2}}) expect_windows_equal_the_whole(c, dims);
+  // Minimod's mode: its PML inside the grid (no padding), its own dt and raw source weights.
+  c.mode = "minimod";
+  c.source.frequency = 100;  // its PML 10 points a side: 3 vmax / f / h
+  expect_windows_equal_the_whole(c, {1, 2, 2});
 }
 
 TEST(ModelShare, ABadValueInOneRanksPartStopsEveryRankWithTheSameError) {
