@@ -327,6 +327,16 @@ TEST(ModelShare, AnIsotropicModelFromAFile) {
   expect_windows_equal_the_whole(c, {1, 2, 2});
 }
 
+/// The ConfigError of a one-rank plan of `c` ("" where it plans).
+std::string plan_error(const io::Config& c) {
+  try {
+    app::make_plan(c);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(ModelShare, ABadValueInOneRanksPartStopsEveryRankWithTheSameError) {
   const Index3 n{26, 22, 24};
   const ModelFiles files(n, 0);
@@ -335,12 +345,7 @@ TEST(ModelShare, ABadValueInOneRanksPartStopsEveryRankWithTheSameError) {
   io::write_model_dataset(files.file.string(), "vp_bad", {n.i, n.j, n.k}, vp);
   io::Config c = tti_files_config(files);
   c.model.vp = files.parameter("vp_bad");
-  std::string alone;
-  try {
-    app::make_plan(c);
-  } catch (const ConfigError& e) {
-    alone = e.what();
-  }
+  const std::string alone = plan_error(c);
   ASSERT_NE(alone.find("model.vp"), std::string::npos) << alone;
   // Every rank throws the one message, which names the key, the file and the point as the
   // whole read does (counting the bad values of the reading rank's part only).
@@ -357,12 +362,7 @@ TEST(ModelShare, EpsilonBelowDeltaInOneRanksPartIsNamedWithItsValuesOnEveryRank)
   const ModelFiles files({26, 22, 24}, 3);
   io::Config c = tti_files_config(files);
   c.model.epsilon_below_delta = "error";
-  std::string alone;
-  try {
-    app::make_plan(c);
-  } catch (const ConfigError& e) {
-    alone = e.what();
-  }
+  const std::string alone = plan_error(c);
   ASSERT_NE(alone.find("epsilon < delta"), std::string::npos) << alone;
   const RankPlans ranks = plan_on_ranks(c, {2, 1, 2});
   for (const auto& e : ranks.errors) EXPECT_EQ(e, alone);
