@@ -158,6 +158,10 @@ physics::Box3 stored_medium_box(const TtiProblemSettings& problem);
 /// sizes.
 void finish_problem(AcousticTtiProblem& problem);
 
+/// The vti and constant_axis flags from the medium (theta, phi over stored_medium_box()): finish_problem's
+/// last pass, taken again where the axis changed after it (make_elliptic_layer's vertical axis).
+void take_axis_flags(AcousticTtiProblem& problem);
+
 /// The medium as the operator reads it (physics::TtiMediumPoint: nx, ny, nz, 1 / a) on `layout`,
 /// whose halo must be the stencil radius. Host arrays of layout.elements() floats; where `layout`
 /// is a slab of planes of the grid's (FieldLayout::planes), the slab's only.

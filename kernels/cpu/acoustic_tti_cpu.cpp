@@ -65,9 +65,14 @@ void finish_problem(AcousticTtiProblem& p) {
         }
     v->swap(out);
   }
+  take_axis_flags(p);
+}
+
+void take_axis_flags(AcousticTtiProblem& p) {
   // One pass over the medium: vertical everywhere (VTI), and the axis as the operator reads it (n
   // and -n are the same axis) the same at every point as at the first. (Over a window: its own
   // flags, which the plan combines over the ranks.)
+  const physics::Box3 m = stored_medium_box(p);
   const physics::TtiMediumPoint n0 = model_axis(p);
   bool vertical = true, same = true;
 #pragma omp parallel for reduction(&& : vertical, same)
@@ -397,7 +402,7 @@ void make_elliptic_layer(AcousticTtiProblem& p, TtiLayerAxis axis) {
         const double shift = shift_at(depth_at({i, j, k}), og);
         if (shift != 0) p.b[og] = static_cast<float>(p.b[og] - 2 * shift);  // b = 2 (eps - delta)
       }
-  if (vertical) finish_problem(p);  // vti and constant_axis of the turned axis
+  if (vertical) take_axis_flags(p);  // vti and constant_axis of the turned axis
 }
 
 void use_cpml_layer(AcousticTtiProblem& p, const pml::CpmlParams& params, TtiLayerAxis axis) {
