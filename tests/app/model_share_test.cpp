@@ -285,15 +285,21 @@ TEST(ModelShare, TheSpongeAndTheVerticalLayerAxisToo) {
   expect_windows_equal_the_whole(c, {1, 1, 5});
 }
 
-TEST(ModelShare, OneTiltedAxisStaysConstantOverTheRanksAndAVerticalOneVti) {
-  auto c = testing::homogeneous_config({24, 20, 22}, 10, 2000, 15);
+/// A short TTI run of constant eps 0.2 and delta 0.1 on `shape` (10 m), the source near a corner.
+io::Config constant_tti_config(const std::array<int, 3>& shape) {
+  auto c = testing::homogeneous_config(shape, 10, 2000, 15);
   c.propagator = "acoustic_tti";
   c.model.epsilon.constant = 0.2;
   c.model.delta.constant = 0.1;
-  c.model.theta.constant = 0.5;
-  c.model.phi.constant = 1.0;
   c.source.position = {100, 90, 100};
   c.time.duration = 0.05;
+  return c;
+}
+
+TEST(ModelShare, OneTiltedAxisStaysConstantOverTheRanksAndAVerticalOneVti) {
+  auto c = constant_tti_config({24, 20, 22});
+  c.model.theta.constant = 0.5;
+  c.model.phi.constant = 1.0;
   ASSERT_TRUE(app::make_plan(c).tti_problem.constant_axis);
   expect_windows_equal_the_whole(c, {2, 1, 2});
   c.model.theta.constant = 0;
@@ -302,14 +308,9 @@ TEST(ModelShare, OneTiltedAxisStaysConstantOverTheRanksAndAVerticalOneVti) {
 }
 
 TEST(ModelShare, AnAxisThatChangesInOneRanksPartOnlyIsNeitherVtiNorConstantOnAnyRank) {
-  auto c = testing::homogeneous_config({20, 18, 40}, 10, 2000, 15);
-  c.propagator = "acoustic_tti";
-  c.model.epsilon.constant = 0.2;
-  c.model.delta.constant = 0.1;
+  auto c = constant_tti_config({20, 18, 40});
   c.model.theta.kind = io::ParameterConfig::Kind::layers;
   c.model.theta.layers = {{0, 0.0}, {340, 0.5}};  // vertical above z = 340 m: all the upper rank sees
-  c.source.position = {100, 90, 100};
-  c.time.duration = 0.05;
   const app::RunPlan whole = app::make_plan(c);
   ASSERT_FALSE(whole.tti_problem.vti);
   ASSERT_FALSE(whole.tti_problem.constant_axis);
