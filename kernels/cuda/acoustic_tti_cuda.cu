@@ -261,11 +261,7 @@ class CudaAcousticTti final : public Propagator {
       cpml_.count = cpml_.layer.count + cpml_.halo.count;
     }
     const std::int64_t need = arrays_ * n * 4 + kTtiCpmlFields * cpml_.count * 4;
-    // The family's CPML launch takes pass 2 itself (cpml_finish_in_rows): the rows are not stored.
-    finish_in_rows_ = cpml && centre_weights && family_rows && cpml_finish_in_rows() &&
-                      family.launch_tti_cpml_layer != nullptr && family.launch_tti_cpml_pass2 == nullptr;
-    const std::int64_t rows =
-        cpml && centre_weights && family_rows ? (finish_in_rows_ ? 1 : 2) * kRowCentreArrays * cpml_.layer.count : 0;
+    const std::int64_t rows = cpml && centre_weights && family_rows ? 2 * kRowCentreArrays * cpml_.layer.count : 0;
     row_centre_count_ = need + rows * 4 + kDeviceMemoryMargin <= device_free_bytes() ? rows : 0;
     check_fits(need + row_centre_count_ * 4);
     // The arena (GridArray): p and q of both levels as pairs (they swap together), then aux_p,
@@ -327,7 +323,7 @@ class CudaAcousticTti final : public Propagator {
       if (row_centre_count_ > 0) {
         row_centres_ = DeviceBuffer<float>(row_centre_count_, "CPML rows and their centre weights");
         cpml_.row_centres = row_centres_.data();
-        cpml_.rows = finish_in_rows_ ? nullptr : row_centres_.data() + kRowCentreArrays * cpml_.layer.count;
+        cpml_.rows = row_centres_.data() + row_centre_count_ / 2;
         launch_on_slabs(fill_row_centres, "fill_row_centres", step_args(), cpml_, cpml_.layer, {0, 0, 0}, 0,
                         p_.grid.box(), nullptr);
         // A family's CPML launch may take pass 1 at the j and k faces if their points are not
@@ -672,7 +668,10 @@ class CudaAcousticTti final : public Propagator {
   /// 1000^3 (bench/results/2026-11-27-session19-tti-cpml-k-faces.md).
   /// Whether the family's CPML launch takes pass 2 at the layer's points (cpml_finish_in_rows),
   /// where it has one and the row centre weights fit.
-  bool finishes_in_rows() const { return finish_in_rows_ && cpml_.row_centres != nullptr; }
+  bool finishes_in_rows() const {
+    return cpml_finish_in_rows() && family_->launch_tti_cpml_layer != nullptr && cpml_.row_centres != nullptr &&
+           family_->launch_tti_cpml_pass2 == nullptr;
+  }
 
   void cpml_layer(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
     if (family_->launch_tti_cpml_pass2 != nullptr) {  // the family's kernel takes all of pass 2
@@ -762,7 +761,6 @@ class CudaAcousticTti final : public Propagator {
   DeviceBuffer<float> cpml_fields_, cpml_a_[3], cpml_b_[3];
   static constexpr int kRowCentreArrays = 6;  // physics::TtiRowCentres, physics::TtiRows
   std::int64_t row_centre_count_ = 0;         // floats in row_centres_: the centre weights, then the rows
-  bool finish_in_rows_ = false;               // the rows are not stored: finishes_in_rows
   bool psi_in_rows_possible_ = false;         // TtiCpmlArgs::psi_in_rows allowed (x undamped over the inner i range)
   DeviceBuffer<float> row_centres_;           // TtiCpmlArgs::row_centres and ::rows
   DeviceReceivers receivers_;
