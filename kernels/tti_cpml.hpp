@@ -264,12 +264,6 @@ struct TtiCpmlArgs {
   /// the inner i range.
   bool psi_in_rows = false;
   MM_HOST_DEVICE MM_FORCE_INLINE bool psi_by_rows(int slab) const { return psi_in_rows && slab >= 2; }
-  /// Whether that family's CPML launch also takes pass 2 at its points, with the rows it has
-  /// summed still in registers (tti_cpml_layer_update), instead of writing them for
-  /// tti_cpml_layer_rows: no round trip of the rows, no second read of p, q and the medium. Only
-  /// with pass 1 complete everywhere before that launch (not with psi_in_rows): pass 2 reads V
-  /// around its points, in other blocks' and other slabs' points too.
-  bool finish_in_rows = false;
   /// Field f (TtiCpmlField), axis c, at compact index x.
   MM_HOST_DEVICE MM_FORCE_INLINE float& at(int f, int c, std::int64_t x) const {
     return fields[(f + c) * count + x];

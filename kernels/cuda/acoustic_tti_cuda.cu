@@ -140,16 +140,6 @@ bool layer_beside_inner() {
   return beside;
 }
 
-/// Whether the family's CPML launch takes pass 2 itself (TtiCpmlArgs::finish_in_rows) where it
-/// sums the rows: only with MINIMOD_TTI_CPML_FINISH_IN_ROWS=1 (read once), for A/B timing.
-bool cpml_finish_in_rows() {
-  static const bool finish = [] {
-    const char* v = std::getenv("MINIMOD_TTI_CPML_FINISH_IN_ROWS");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return finish;
-}
-
 /// 256 threads over a slab: 32 along k (coalesced rows) where the slab is that deep, else the
 /// width of 8, 16 or 32 that wastes fewest threads on a thin k face; then j, and 2 along i, so
 /// that a block's stencil neighbours along j and i share the cache (one k row a block, over the
@@ -592,9 +582,7 @@ class CudaAcousticTti final : public Propagator {
   /// takes pass 1 there; then the layer's points by the CPML update) beside the family over the
   /// inner box.
   void cpml_step(const TtiStepArgs& g, cudaStream_t s) {
-    cpml_.finish_in_rows = finishes_in_rows();
-    cpml_.psi_in_rows = !cpml_.finish_in_rows && psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr &&
-                        cpml_.rows != nullptr;
+    cpml_.psi_in_rows = psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr;
     beside_inner(
         s,
         [&](cudaStream_t sl) {
@@ -623,7 +611,6 @@ class CudaAcousticTti final : public Propagator {
     // The CPML's psi and V (own and halo points) before both parts, which read V around their
     // points: all of it here, none in the family's CPML launch of either part.
     cpml_.psi_in_rows = false;
-    cpml_.finish_in_rows = finishes_in_rows();
     if (p_.layer == TtiLayer::cpml) launch_cpml_psi(g, cpml_, p_.grid.box(), *family_, tile_, s);
     MM_CUDA_CHECK(cudaEventRecord(step_start_.get(), s));  // the last step (free surfaces) is done
     MM_CUDA_CHECK(cudaStreamWaitEvent(sh, step_start_.get(), 0));
@@ -666,19 +653,12 @@ class CudaAcousticTti final : public Propagator {
   /// zero fill: 1.11 ms against 0.65 for the face at the far end, 512^3, H100); with that tile
   /// starting at k = 0 (cpml_grid, swic_split.cu) they are as fast as it at 512^3 and faster at
   /// 1000^3 (bench/results/2026-11-27-session19-tti-cpml-k-faces.md).
-  /// Whether the family's CPML launch takes pass 2 at the layer's points (cpml_finish_in_rows),
-  /// where it has one and the row centre weights fit.
-  bool finishes_in_rows() const {
-    return cpml_finish_in_rows() && family_->launch_tti_cpml_layer != nullptr && cpml_.row_centres != nullptr &&
-           family_->launch_tti_cpml_pass2 == nullptr;
-  }
-
   void cpml_layer(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
     if (family_->launch_tti_cpml_pass2 != nullptr) {  // the family's kernel takes all of pass 2
       launch_family_on_slabs(family_->launch_tti_cpml_pass2, *family_, g, cpml_, part, tile_, s);
       return;
     }
-    if (family_->launch_tti_cpml_layer == nullptr || (cpml_.rows == nullptr && !cpml_.finish_in_rows)) {
+    if (family_->launch_tti_cpml_layer == nullptr || cpml_.rows == nullptr) {
       launch_on_slabs(g.vti ? tti_cpml_layer<true> : tti_cpml_layer<false>, "tti_cpml_layer", g, cpml_, cpml_.layer,
                       {0, 0, 0}, 0, part, s);
       return;
@@ -687,7 +667,6 @@ class CudaAcousticTti final : public Propagator {
       family_->launch_tti_cpml_layer(g, cpml_, slab, q, s);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
     });
-    if (cpml_.finish_in_rows) return;  // the family's launch took pass 2 too
     launch_on_slabs(tti_cpml_layer_rows, "tti_cpml_layer_rows", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s);
   }
 

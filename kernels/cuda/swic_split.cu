@@ -931,12 +931,8 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       const float* const rg = own_ring(o);
       const RawPoint ro = kAxis ? RawPoint{{0, 0, 0, rg[2 * kOwnPoints]}, rg[0], rg[kOwnPoints]}
                                 : RawPoint{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
-      if constexpr (kRows) {  // a CPML layer point: pass 2 here, or its rows for tti_cpml_layer_rows
-        const physics::TtiRows rows = output_rows(Q[0], ro, kappa_rows);
-        if (cpml.finish_in_rows)
-          tti_cpml_layer_update(g, cpml, cpml.layer.slab(slab), o, j, k, row_x, rows);
-        else
-          store_by_rows(cpml.rows, cpml, row_x, rows);
+      if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
+        store_by_rows(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows));
       } else {
         const float kappa_perp = kAxis ? g.axis_weights.kappa_perp : in(6);
         const physics::TtiRhs r = output_rhs(Q[0], ro, {kappa_perp, in(7)}, in(8));
@@ -1190,16 +1186,14 @@ CpmlGrid cpml_grid(const TtiStepArgs& g, const physics::Box3& region, int chunk)
 }
 
 void check_cpml_launch(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region) {
-  if (g.kappa_perp.origin == nullptr || c.row_centres == nullptr || (c.rows == nullptr && !c.finish_in_rows))
+  if (g.kappa_perp.origin == nullptr || c.row_centres == nullptr || c.rows == nullptr)
     throw Error("swic_split_tma (CPML layer): needs the centre weights, the row centre weights and the rows");
-  if (c.finish_in_rows && c.psi_in_rows)
-    throw Error("swic_split_tma (CPML layer): pass 2 in the launch needs pass 1 complete before it, not in it");
   if (slab < 0 || slab > 5 || !(physics::intersect(region, c.layer.slab(slab)) == region))
     throw Error("swic_split_tma (CPML layer): the region must lie in the named slab of the layer");
 }
 
 /// The rows of the CPML layer's points in `region` (in slab `slab`) from the family's sums, into
-/// TtiCpmlArgs::rows, or pass 2 with them there (TtiCpmlArgs::finish_in_rows).
+/// TtiCpmlArgs::rows.
 void launch_tti_cpml_layer(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
                            cudaStream_t s) {
   check_cpml_launch(g, c, slab, region);

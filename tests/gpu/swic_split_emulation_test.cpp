@@ -418,52 +418,7 @@ class SwicSplitCpmlEmulation : public ::testing::Test {
     EXPECT_EQ(got.grid[3], initial.grid[3]);  // aux_q
   }
 
-  /// The CPML launch taking pass 2 itself (TtiCpmlArgs::finish_in_rows) over `region`, against
-  /// the same launch writing the rows and pass 2 reading them: the same bits in p_next, q_next and
-  /// every CPML field (the same formula on the same operands), and no row written.
-  void expect_finishing_in_the_launch_gives_the_same_bits(int slab, const Box3& region, int chunk) {
-    const State initial = state();
-    const auto g = s_.args();
-    const Box3 box = c_.layer.slab(slab);
-    kernels::cuda::emulate_swic_split_cpml(g, c_, slab, region, chunk);
-    for (int i = region.lo.i; i < region.hi().i; ++i)
-      for (int j = region.lo.j; j < region.hi().j; ++j)
-        for (int k = region.lo.k; k < region.hi().k; ++k) {
-          const std::int64_t x = c_.layer(i, j, k);
-          kernels::tti_cpml_layer_update(g, c_, box, i, j, k, x, kernels::load_by_rows<physics::TtiRows>(c_.rows, c_, x));
-        }
-    const State two_launches = state();
-    restore_state(initial);
-    rows_.assign(rows_.size(), std::nanf(""));
-    c_.finish_in_rows = true;
-    kernels::cuda::emulate_swic_split_cpml(g, c_, slab, region, chunk);
-    c_.finish_in_rows = false;
-    const State one_launch = state();
-    restore_state(initial);
-    EXPECT_NE(two_launches.grid[0], initial.grid[0]);  // pass 2 wrote p_next
-    EXPECT_EQ(one_launch.grid, two_launches.grid);
-    EXPECT_EQ(one_launch.fields, two_launches.fields);
-    EXPECT_TRUE(std::all_of(rows_.begin(), rows_.end(), [](float r) { return std::isnan(r); })) << "rows written";
-  }
-
   // The tests below, for both fixtures.
-  void expect_every_slab_finishing_alike() {
-    int slabs = 0;
-    for (int slab = 0; slab < 6; ++slab) {
-      const Box3 box = c_.layer.slab(slab);
-      if (box.empty()) continue;
-      ++slabs;
-      for (int chunk : {64, 5}) {
-        SCOPED_TRACE("slab " + std::to_string(slab) + ", chunk " + std::to_string(chunk));
-        expect_finishing_in_the_launch_gives_the_same_bits(slab, box, chunk);
-        Box3 thin = box;  // a box 5 deep along k, off the slab's outer edge: narrow tiles
-        thin.n.k = std::min(5, box.n.k);
-        thin.lo.k = box.lo.k == 0 ? std::min(1, box.n.k - thin.n.k) : box.hi().k - thin.n.k;
-        expect_finishing_in_the_launch_gives_the_same_bits(slab, thin, chunk);
-      }
-    }
-    EXPECT_EQ(slabs, 4);
-  }
   void expect_every_slab_alike() {
     // The k faces (5 and 6 deep) in tiles of 8 x 16, the others in tiles of 32 x 4.
     int slabs = 0;
@@ -574,16 +529,6 @@ TEST_F(SwicSplitCpmlAxisEmulation, BoxesThinAlongKTakeNarrowTilesAndEqualThePlai
 
 TEST_F(SwicSplitCpmlAxisEmulation, TakingPassOneAtTheJAndKFacesEqualsThePsiKernel) {
   expect_pass_one_at_the_j_and_k_faces();
-}
-
-// With TtiCpmlArgs::finish_in_rows the CPML launch takes pass 2 at its points with the rows it has
-// summed (no rows written): bitwise what pass 2 gives from the rows it would have written.
-TEST_F(SwicSplitCpmlEmulation, TakingPassTwoInTheLaunchGivesTheSameBits) {
-  expect_every_slab_finishing_alike();
-}
-
-TEST_F(SwicSplitCpmlAxisEmulation, TakingPassTwoInTheLaunchGivesTheSameBits) {
-  expect_every_slab_finishing_alike();
 }
 
 // Pass 2 on the GPU (tti_cpml_finish<true>) reads and writes zeta of an axis only where the
