@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -146,15 +145,6 @@ bool layer_beside_inner() {
 /// that a block's stencil neighbours along j and i share the cache (one k row a block, over the
 /// whole grid, ran the CPML at 5.0 GPts/s at 1000^3 against the sponge's 23.3).
 dim3 slab_block(const physics::Box3& slab) {
-  // MINIMOD_TTI_SLAB_BLOCK=BXxBYxBZ (read once; at most 256 threads): that block where the slab
-  // is at least BX deep along k, for A/B timing.
-  static const dim3 chosen = [] {
-    const char* v = std::getenv("MINIMOD_TTI_SLAB_BLOCK");
-    unsigned x = 0, y = 0, z = 0;
-    if (v == nullptr || std::sscanf(v, "%ux%ux%u", &x, &y, &z) != 3 || x * y * z == 0 || x * y * z > 256) return dim3(0, 0, 0);
-    return dim3(x, y, z);
-  }();
-  if (chosen.x > 0 && slab.n.k >= static_cast<int>(chosen.x)) return chosen;
   int bx = 32;
   if (slab.n.k < 32)
     for (const int w : {16, 8})
