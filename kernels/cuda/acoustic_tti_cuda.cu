@@ -28,7 +28,6 @@
 #include "kernels/cuda/resources.hpp"
 #include "kernels/cuda/snapshot_copies.cuh"
 #include "kernels/cuda/step_split_events.hpp"
-#include "kernels/cuda/tti_cpml_stream.hpp"
 #include "kernels/tti_cpml.hpp"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
@@ -139,16 +138,6 @@ bool layer_beside_inner() {
     return v == nullptr || std::strcmp(v, "0") != 0;
   }();
   return beside;
-}
-
-/// Whether the CPML's pass 2 with the rows given runs streamed along i (tti_cpml_stream.cu)
-/// instead of one thread a point (tti_cpml_layer_rows): with MINIMOD_TTI_PASS2_STREAM=1 (read once).
-bool pass2_streamed() {
-  static const bool streamed = [] {
-    const char* v = std::getenv("MINIMOD_TTI_PASS2_STREAM");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return streamed;
 }
 
 /// 256 threads over a slab: 32 along k (coalesced rows) where the slab is that deep, else the
@@ -678,12 +667,6 @@ class CudaAcousticTti final : public Propagator {
       family_->launch_tti_cpml_layer(g, cpml_, slab, q, s);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
     });
-    if (pass2_streamed()) {
-      for_each_slab(cpml_.layer, {0, 0, 0}, part, [&](int slab, const Box3& b, const Box3& q) {
-        launch_tti_cpml_stream(g, cpml_, b, q, cpml_.layer.start[slab], s);
-      });
-      return;
-    }
     launch_on_slabs(tti_cpml_layer_rows, "tti_cpml_layer_rows", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s);
   }
 

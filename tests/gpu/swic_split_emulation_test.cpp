@@ -418,29 +418,6 @@ class SwicSplitCpmlEmulation : public ::testing::Test {
     EXPECT_EQ(got.grid[3], initial.grid[3]);  // aux_q
   }
 
-  /// The streamed pass 2 (tti_cpml_stream.cu) over `part` of slab `slab` with `chunk` planes a
-  /// block against the point kernel's (kernels::tti_cpml_layer_update with the same rows, as
-  /// tti_cpml_layer_rows takes it): the same bits in p_next, q_next and every CPML field.
-  void expect_streamed_pass_two_alike(int slab, const Box3& part, int chunk) {
-    const State initial = state();
-    const auto g = s_.args();
-    const Box3 box = c_.layer.slab(slab);
-    for (int i = part.lo.i; i < part.hi().i; ++i)
-      for (int j = part.lo.j; j < part.hi().j; ++j)
-        for (int k = part.lo.k; k < part.hi().k; ++k) {
-          const std::int64_t x = c_.layer(i, j, k);
-          kernels::tti_cpml_layer_update(g, c_, box, i, j, k, x, kernels::load_by_rows<physics::TtiRows>(c_.rows, c_, x));
-        }
-    const State point = state();
-    restore_state(initial);
-    kernels::cuda::emulate_tti_cpml_stream(g, c_, box, part, c_.layer.start[slab], chunk);
-    const State streamed = state();
-    restore_state(initial);
-    EXPECT_NE(point.grid[0], initial.grid[0]);  // pass 2 wrote p_next
-    EXPECT_EQ(streamed.grid, point.grid);
-    EXPECT_EQ(streamed.fields, point.fields);
-  }
-
   // The tests below, for both fixtures.
   void expect_every_slab_alike() {
     // The k faces (5 and 6 deep) in tiles of 8 x 16, the others in tiles of 32 x 4.
@@ -531,34 +508,6 @@ TEST_F(SwicSplitCpmlEmulation, EverySlabEqualsThePlainLayerKernel) {
 
 TEST_F(SwicSplitCpmlEmulation, BoxesThinAlongKTakeNarrowTilesAndEqualThePlainLayerKernel) {
   expect_thin_boxes_alike();
-}
-
-// Pass 2 with the rows given, streamed along i (kernels/cuda/tti_cpml_stream.cu: V_x in a
-// register ring, V_y and V_z staged by planes), equals the point kernel's bit for bit on every
-// slab and on odd boxes of them (a shell's or a rank's part), with chunks of 32, 5 and 1 planes;
-// the rows, V and zeta random.
-TEST_F(SwicSplitCpmlEmulation, StreamedPassTwoGivesThePointKernelsBits) {
-  std::mt19937 rng(41u);
-  std::uniform_real_distribution<float> u(-1, 1);
-  for (auto& r : rows_) r = u(rng);
-  int slabs = 0;
-  for (int slab = 0; slab < 6; ++slab) {
-    const Box3 box = c_.layer.slab(slab);
-    if (box.empty()) continue;
-    ++slabs;
-    Box3 odd = box;  // off every edge of the slab where it is deep enough
-    for (int a = 0; a < 3; ++a)
-      if (box.n[a] > 4) {
-        odd.lo[a] += 1;
-        odd.n[a] -= 3;
-      }
-    for (const int chunk : {32, 5, 1}) {
-      SCOPED_TRACE("slab " + std::to_string(slab) + ", chunk " + std::to_string(chunk));
-      expect_streamed_pass_two_alike(slab, box, chunk);
-      if (chunk != 1) expect_streamed_pass_two_alike(slab, odd, chunk);
-    }
-  }
-  EXPECT_EQ(slabs, 4);
 }
 
 // With TtiCpmlArgs::psi_in_rows the CPML launch also takes pass 1 at the points of slabs 2-5
