@@ -42,7 +42,7 @@ namespace {
 
 constexpr int R = physics::kRadius;
 constexpr int kThreads = 256;
-constexpr int kAhead = 1;  // planes whose copies are in flight beyond the one in use
+constexpr int kAhead = 2;  // planes whose copies are in flight beyond the one in use
 
 /// The shared memory of a TX x TY tile: the ring of NF staged planes (s, p, r over kH rows of kP
 /// points) and NV buffers of V_y (perp, axis; kH rows of TX) and V_z (perp, axis; TY rows of kP).
@@ -51,8 +51,7 @@ struct SweepTile {
   static constexpr int kP = TX + 2 * R, kH = TY + 2 * R, kPoints = kP * kH;
   static constexpr int NF = 2 * R + 1 + kAhead, NV = kAhead + 1;
   static constexpr int kVy = kH * TX, kVz = TY * kP, kV = 2 * kVy + 2 * kVz;
-  static constexpr int kVx = 2 * TX * TY;  // V_x (perp, axis) of the tile's points, a slot per plane of the ring
-  static constexpr int kFloats = NF * 3 * kPoints + NV * kV + NF * kVx;
+  static constexpr int kFloats = NF * 3 * kPoints + NV * kV;
   static constexpr int kBytes = kFloats * 4;
 };
 
@@ -154,7 +153,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
 
   // The ring's slots: plane c_first + m in slot m mod NF, output c_first + m - R's V in slot m mod NV.
   float* const v_base = smem + T::NF * 3 * T::kPoints;
-  float* const vx_base = v_base + T::NV * T::kV;
   const auto wrap = [](int slot, int n) { return slot >= n ? slot - n : slot; };
 
   // Copies of plane pc into slot `slot` (p into the p array, q into s, 1 / a into r: converted once
@@ -171,16 +169,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
         copy_async(f + e, g.q.origin + f_off[n] + d);
         copy_async(f + T::kPoints + e, g.p.origin + f_off[n] + d);
         copy_async(f + 2 * T::kPoints + e, g.inv_a.origin + f_off[n] + d);
-      }
-      if (mine) {  // V_x of the own column
-        float* const vx = vx_base + slot * T::kVx;
-        const std::int64_t x = own.index(c, slab, plane, pc, j, k);
-        if (x < 0) {
-          vx[me] = vx[TX * TY + me] = 0.0f;
-        } else {
-          copy_async(vx + me, &c.at(kVPerp, 0, x));
-          copy_async(vx + TX * TY + me, &c.at(kVAxis, 0, x));
-        }
       }
       const int out = pc - R;
       if (out >= i_begin) {
@@ -214,6 +202,21 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
     }
     commit_copies();
   };
+  // V_x (perp, axis) of the own column at plane pc, zero where nothing is stored.
+  const auto flux_x = [&](int pc, float& perp, float& axis) {
+    perp = axis = 0.0f;
+    if (!mine) return;
+    const std::int64_t x = own.index(c, slab, plane, pc, j, k);
+    if (x < 0) return;
+    perp = load(&c.at(kVPerp, 0, x));
+    axis = load(&c.at(kVAxis, 0, x));
+  };
+
+  float ring[2][2 * R + 1];  // V_x of planes o - R .. o + R for output o = pc - R
+  MM_UNROLL
+  for (int m = 0; m <= 2 * R; ++m) ring[0][m] = ring[1][m] = 0.0f;
+  float next_perp, next_axis;
+  flux_x(c_first, next_perp, next_axis);
   MM_UNROLL
   for (int a = 0; a < kAhead; ++a) issue(c_first + a, a, a);
 
@@ -233,6 +236,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
         f[2 * T::kPoints + e] = p * f[2 * T::kPoints + e];  // r = p / a
       }
     }
+    MM_UNROLL
+    for (int m = 0; m < 2 * R; ++m) {
+      ring[0][m] = ring[0][m + 1];
+      ring[1][m] = ring[1][m + 1];
+    }
+    ring[0][2 * R] = next_perp;
+    ring[1][2 * R] = next_axis;
+    if (pc + 1 < c_end) flux_x(pc + 1, next_perp, next_axis);
     blk.sync();  // plane pc and output pc - R's V are in; every thread is past output pc - R - 1
     issue(pc + kAhead, wrap(slot + kAhead, T::NF), wrap(vslot + kAhead, T::NV));
     const int o = pc - R, my_slot = slot, my_vslot = vslot;
@@ -256,12 +267,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
     const float* const v = v_base + my_vslot * T::kV;
     float dv_perp[3], dv_axis[3];
     tti_flux_derivatives_of<0, false>(
-        c,
-        [&](int f, int m) {
-          const int s = my_slot - R + m;
-          return vx_base[(s < 0 ? s + T::NF : s) * T::kVx + (f == kVPerp ? 0 : TX * TY) + me];
-        },
-        dv_perp[0], dv_axis[0]);
+        c, [&](int f, int m) { return ring[f == kVPerp ? 0 : 1][m + R]; }, dv_perp[0], dv_axis[0]);
     tti_flux_derivatives_of<1, false>(
         c, [&](int f, int m) { return v[(f == kVPerp ? 0 : T::kVy) + (blk.ty + R + m) * TX + blk.tx]; }, dv_perp[1],
         dv_axis[1]);
