@@ -84,19 +84,22 @@ MM_HOST_DEVICE MM_FORCE_INLINE void wait_copies() {
 /// costs a few instructions a point rather than a lookup.
 struct FluxSite {
   std::int64_t base = 0;
+  int jj = 0, kk = 0;
   bool in_slab = false, beyond = true;
 
   MM_HOST_DEVICE MM_FORCE_INLINE static FluxSite at(const TtiCpmlArgs& c, const physics::Box3& slab,
                                                     std::int64_t start, int jj, int kk) {
     FluxSite f;
+    f.jj = jj;
+    f.kk = kk;
     f.beyond = jj < 0 || kk < 0 || jj >= c.layer.n.j || kk >= c.layer.n.k;
     f.in_slab = jj >= slab.lo.j && jj < slab.lo.j + slab.n.j && kk >= slab.lo.k && kk < slab.lo.k + slab.n.k;
     f.base = start + slab.position(0, jj, kk);  // the index at i = 0, were the slab to reach it
     return f;
   }
-  /// The compact index at point (i, jj, kk), or -1 where nothing is stored.
+  /// The compact index at plane i, or -1 where nothing is stored.
   MM_HOST_DEVICE MM_FORCE_INLINE std::int64_t index(const TtiCpmlArgs& c, const physics::Box3& slab,
-                                                    std::int64_t plane, int i, int jj, int kk) const {
+                                                    std::int64_t plane, int i) const {
     if (beyond || i < 0 || i >= c.layer.n.i) return -1;
     if (in_slab && i >= slab.lo.i && i < slab.lo.i + slab.n.i) return base + i * plane;
     return c.index(i, jj, kk);
@@ -177,7 +180,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
         for (int n = 0; n < kY; ++n) {
           if (!vy_use[n]) continue;
           const int e = me + n * kThreads;
-          const std::int64_t x = vy[n].index(c, slab, plane, out, j0 - R + e / TX, k0 + e % TX);
+          const std::int64_t x = vy[n].index(c, slab, plane, out);
           if (x < 0) {
             v[e] = v[T::kVy + e] = 0.0f;
           } else {
@@ -190,7 +193,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
         for (int n = 0; n < kZ; ++n) {
           if (!vz_use[n]) continue;
           const int e = me + n * kThreads;
-          const std::int64_t x = vz[n].index(c, slab, plane, out, j0 + e / kP, k0 - R + e % kP);
+          const std::int64_t x = vz[n].index(c, slab, plane, out);
           if (x < 0) {
             w[e] = w[T::kVz + e] = 0.0f;
           } else {
@@ -206,7 +209,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
   const auto flux_x = [&](int pc, float& perp, float& axis) {
     perp = axis = 0.0f;
     if (!mine) return;
-    const std::int64_t x = own.index(c, slab, plane, pc, j, k);
+    const std::int64_t x = own.index(c, slab, plane, pc);
     if (x < 0) return;
     perp = load(&c.at(kVPerp, 0, x));
     axis = load(&c.at(kVAxis, 0, x));
@@ -250,14 +253,14 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
     slot = wrap(slot + 1, T::NF);
     vslot = wrap(vslot + 1, T::NV);
     if (o < i_begin || !mine) continue;
-    int base[2 * R + 1];  // planes o - R .. o + R (slots my_slot - 2R .. my_slot): the own point's offset
+    const float* base[2 * R + 1];  // planes o - R .. o + R: slots my_slot - 2R .. my_slot
     MM_UNROLL
     for (int d = 0; d <= 2 * R; ++d) {
       const int s = my_slot - 2 * R + d;
-      base[d] = (s < 0 ? s + T::NF : s) * (3 * T::kPoints) + (blk.ty + R) * kP + blk.tx + R;
+      base[d] = smem + (s < 0 ? s + T::NF : s) * (3 * T::kPoints) + (blk.ty + R) * kP + blk.tx + R;
     }
     const auto at = [&](int di, int dj, int dk) {
-      const float* f = smem + (base[di + R] + dj * kP + dk);
+      const float* f = base[di + R] + dj * kP + dk;
       return physics::TtiAxisStaged{f[0], f[T::kPoints], f[2 * T::kPoints]};
     };
     const std::int64_t x = own.base + o * plane;
