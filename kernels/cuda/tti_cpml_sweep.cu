@@ -76,35 +76,13 @@ MM_HOST_DEVICE MM_FORCE_INLINE void wait_copies() {
 #endif
 }
 
-/// Where V is read at one staged point (i, jj, kk) of the planes i a block streams: by the slab's
-/// strides (its compact index `base + i * plane`) while i lies in the slab and (jj, kk) in its
-/// (j, k) range; nowhere (zero) where (jj, kk) lies beyond the grid, which holds no halo faces here
-/// (tti_cpml_sweep_applies); else looked up per plane (TtiCpmlArgs::index: another slab, or -1),
-/// as every path of tti_flux_derivatives reaches it. Set once a block, so that a plane's staging
-/// costs a few instructions a point rather than a lookup.
-struct FluxSite {
-  std::int64_t base = 0;
-  int jj = 0, kk = 0;
-  bool in_slab = false, beyond = true;
-
-  MM_HOST_DEVICE MM_FORCE_INLINE static FluxSite at(const TtiCpmlArgs& c, const physics::Box3& slab,
-                                                    std::int64_t start, int jj, int kk) {
-    FluxSite f;
-    f.jj = jj;
-    f.kk = kk;
-    f.beyond = jj < 0 || kk < 0 || jj >= c.layer.n.j || kk >= c.layer.n.k;
-    f.in_slab = jj >= slab.lo.j && jj < slab.lo.j + slab.n.j && kk >= slab.lo.k && kk < slab.lo.k + slab.n.k;
-    f.base = start + slab.position(0, jj, kk);  // the index at i = 0, were the slab to reach it
-    return f;
-  }
-  /// The compact index at plane i, or -1 where nothing is stored.
-  MM_HOST_DEVICE MM_FORCE_INLINE std::int64_t index(const TtiCpmlArgs& c, const physics::Box3& slab,
-                                                    std::int64_t plane, int i) const {
-    if (beyond || i < 0 || i >= c.layer.n.i) return -1;
-    if (in_slab && i >= slab.lo.i && i < slab.lo.i + slab.n.i) return base + i * plane;
-    return c.index(i, jj, kk);
-  }
-};
+/// The compact index of V at grid point (i, j, k): by the slab's position inside `slab` (first
+/// index `start`), else looked up (another slab, or -1 where nothing is stored: V is zero there),
+/// as every path of tti_flux_derivatives reaches it.
+MM_HOST_DEVICE MM_FORCE_INLINE std::int64_t flux_index(const TtiCpmlArgs& c, const physics::Box3& slab,
+                                                      std::int64_t start, int i, int j, int k) {
+  return slab.contains(i, j, k) ? start + slab.position(i, j, k) : c.index(i, j, k);
+}
 
 #pragma nv_exec_check_disable
 template <int TX, int TY, class Block>
@@ -113,8 +91,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
                                                          std::int64_t start, int chunk, float* smem) {
   using T = SweepTile<TX, TY>;
   constexpr int kP = T::kP;
-  constexpr int kF = (T::kPoints + kThreads - 1) / kThreads;  // staged points a thread copies a plane
-  constexpr int kY = (T::kVy + kThreads - 1) / kThreads, kZ = (T::kVz + kThreads - 1) / kThreads;
   const physics::Index3 hi = part.hi();
   const int k0 = part.lo.k + blk.bx * TX, j0 = part.lo.j + blk.by * TY;  // the tile's corner
   const int k = k0 + blk.tx, j = j0 + blk.ty;
@@ -123,64 +99,31 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
   const int c_first = i_begin - R, c_end = i_end + R;  // planes streamed: [c_first, c_end)
   const bool mine = j < hi.j && k < hi.k;
   const int me = blk.ty * TX + blk.tx;
-  const std::int64_t sx = g.p.sx, plane = static_cast<std::int64_t>(slab.n.j) * slab.n.k;
-
-  // The points this thread stages, set once: the layout offsets of its plane points at c_first
-  // (f_use: some output of the tile reads it), and where V is read at its V_y and V_z points.
-  std::int64_t f_off[kF];
-  bool f_use[kF];
-  MM_UNROLL
-  for (int n = 0; n < kF; ++n) {
-    const int e = me + n * kThreads;
-    const int jj = j0 - R + e / kP, kk = k0 - R + e % kP;
-    f_use[n] = e < T::kPoints && jj < hi.j + R && kk < hi.k + R;
-    f_off[n] = g.p.offset(c_first, jj, kk);
-  }
-  FluxSite vy[kY], vz[kZ];
-  bool vy_use[kY], vz_use[kZ];
-  MM_UNROLL
-  for (int n = 0; n < kY; ++n) {
-    const int e = me + n * kThreads;
-    const int jj = j0 - R + e / TX, kk = k0 + e % TX;
-    vy_use[n] = e < T::kVy && jj < hi.j + R && kk < hi.k;
-    vy[n] = FluxSite::at(c, slab, start, jj, kk);
-  }
-  MM_UNROLL
-  for (int n = 0; n < kZ; ++n) {
-    const int e = me + n * kThreads;
-    const int jj = j0 + e / kP, kk = k0 - R + e % kP;
-    vz_use[n] = e < T::kVz && jj < hi.j && kk < hi.k + R;
-    vz[n] = FluxSite::at(c, slab, start, jj, kk);
-  }
-  const FluxSite own = FluxSite::at(c, slab, start, j, k);
-
-  // The ring's slots: plane c_first + m in slot m mod NF, output c_first + m - R's V in slot m mod NV.
+  // Slot base of plane c in the ring (s, p, r arrays one after another) and of output o's V.
+  const auto plane = [&](int pc) { return smem + ((pc - c_first) % T::NF) * (3 * T::kPoints); };
   float* const v_base = smem + T::NF * 3 * T::kPoints;
-  const auto wrap = [](int slot, int n) { return slot >= n ? slot - n : slot; };
+  const auto v_slot = [&](int o) { return v_base + ((o - i_begin) % T::NV) * T::kV; };
 
-  // Copies of plane pc into slot `slot` (p into the p array, q into s, 1 / a into r: converted once
-  // landed) and, where pc - R is an output, that output's V_y and V_z into V slot `vslot`; one
-  // commit group either way.
-  const auto issue = [&](int pc, int slot, int vslot) {
+  // Copies of plane pc (p into the p array, q into s, 1 / a into r: converted once landed) and,
+  // where pc - R is an output, that output's V_y and V_z; one commit group either way.
+  const auto issue = [&](int pc) {
     if (pc < c_end) {
-      float* const f = smem + slot * (3 * T::kPoints);
-      const std::int64_t d = (pc - c_first) * sx;
-      MM_UNROLL
-      for (int n = 0; n < kF; ++n) {
-        if (!f_use[n]) continue;
-        const int e = me + n * kThreads;
-        copy_async(f + e, g.q.origin + f_off[n] + d);
-        copy_async(f + T::kPoints + e, g.p.origin + f_off[n] + d);
-        copy_async(f + 2 * T::kPoints + e, g.inv_a.origin + f_off[n] + d);
+      float* const f = plane(pc);
+      for (int e = me; e < T::kPoints; e += kThreads) {
+        const int jj = j0 - R + e / kP, kk = k0 - R + e % kP;
+        if (jj >= hi.j + R || kk >= hi.k + R) continue;  // no output of the tile reads it
+        const std::int64_t o = g.p.offset(pc, jj, kk);
+        copy_async(f + e, g.q.origin + o);
+        copy_async(f + T::kPoints + e, g.p.origin + o);
+        copy_async(f + 2 * T::kPoints + e, g.inv_a.origin + o);
       }
       const int out = pc - R;
       if (out >= i_begin) {
-        float* const v = v_base + vslot * T::kV;
-        MM_UNROLL
-        for (int n = 0; n < kY; ++n) {
-          if (!vy_use[n]) continue;
-          const int e = me + n * kThreads;
-          const std::int64_t x = vy[n].index(c, slab, plane, out);
+        float* const v = v_slot(out);
+        for (int e = me; e < T::kVy; e += kThreads) {  // V_y: kH rows of TX
+          const int jj = j0 - R + e / TX, kk = k0 + e % TX;
+          if (jj >= hi.j + R || kk >= hi.k) continue;
+          const std::int64_t x = flux_index(c, slab, start, out, jj, kk);
           if (x < 0) {
             v[e] = v[T::kVy + e] = 0.0f;
           } else {
@@ -188,17 +131,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
             copy_async(v + T::kVy + e, &c.at(kVAxis, 1, x));
           }
         }
-        float* const w = v + 2 * T::kVy;
-        MM_UNROLL
-        for (int n = 0; n < kZ; ++n) {
-          if (!vz_use[n]) continue;
-          const int e = me + n * kThreads;
-          const std::int64_t x = vz[n].index(c, slab, plane, out);
+        float* const vz = v + 2 * T::kVy;
+        for (int e = me; e < T::kVz; e += kThreads) {  // V_z: TY rows of kP
+          const int jj = j0 + e / kP, kk = k0 - R + e % kP;
+          if (jj >= hi.j || kk >= hi.k + R) continue;
+          const std::int64_t x = flux_index(c, slab, start, out, jj, kk);
           if (x < 0) {
-            w[e] = w[T::kVz + e] = 0.0f;
+            vz[e] = vz[T::kVz + e] = 0.0f;
           } else {
-            copy_async(w + e, &c.at(kVPerp, 2, x));
-            copy_async(w + T::kVz + e, &c.at(kVAxis, 2, x));
+            copy_async(vz + e, &c.at(kVPerp, 2, x));
+            copy_async(vz + T::kVz + e, &c.at(kVAxis, 2, x));
           }
         }
       }
@@ -209,7 +151,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
   const auto flux_x = [&](int pc, float& perp, float& axis) {
     perp = axis = 0.0f;
     if (!mine) return;
-    const std::int64_t x = own.index(c, slab, plane, pc);
+    const std::int64_t x = flux_index(c, slab, start, pc, j, k);
     if (x < 0) return;
     perp = load(&c.at(kVPerp, 0, x));
     axis = load(&c.at(kVAxis, 0, x));
@@ -221,21 +163,16 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
   float next_perp, next_axis;
   flux_x(c_first, next_perp, next_axis);
   MM_UNROLL
-  for (int a = 0; a < kAhead; ++a) issue(c_first + a, a, a);
+  for (int a = 0; a < kAhead; ++a) issue(c_first + a);
 
-  int slot = 0;                        // plane pc's slot
-  int vslot = 0;  // output pc - R's V slot (any cyclic order: issue and use agree)
 #pragma unroll 1
   for (int pc = c_first; pc < c_end; ++pc) {
     wait_copies<kAhead - 1>();  // this thread's copies of plane pc (and of output pc - R's V)
     {
-      float* const f = smem + slot * (3 * T::kPoints);
-      MM_UNROLL
-      for (int n = 0; n < kF; ++n) {
-        if (!f_use[n]) continue;
-        const int e = me + n * kThreads;
+      float* const f = plane(pc);
+      for (int e = me; e < T::kPoints; e += kThreads) {
         const float p = f[T::kPoints + e];
-        f[e] = p + f[e];                                    // s = p + q
+        f[e] = p + f[e];                             // s = p + q
         f[2 * T::kPoints + e] = p * f[2 * T::kPoints + e];  // r = p / a
       }
     }
@@ -248,35 +185,30 @@ MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_sweep_block(const Block& blk, const
     ring[1][2 * R] = next_axis;
     if (pc + 1 < c_end) flux_x(pc + 1, next_perp, next_axis);
     blk.sync();  // plane pc and output pc - R's V are in; every thread is past output pc - R - 1
-    issue(pc + kAhead, wrap(slot + kAhead, T::NF), wrap(vslot + kAhead, T::NV));
-    const int o = pc - R, my_slot = slot, my_vslot = vslot;
-    slot = wrap(slot + 1, T::NF);
-    vslot = wrap(vslot + 1, T::NV);
+    issue(pc + kAhead);
+    const int o = pc - R;
     if (o < i_begin || !mine) continue;
-    const float* base[2 * R + 1];  // planes o - R .. o + R: slots my_slot - 2R .. my_slot
+    const float* base[2 * R + 1];  // planes o - R .. o + R
     MM_UNROLL
-    for (int d = 0; d <= 2 * R; ++d) {
-      const int s = my_slot - 2 * R + d;
-      base[d] = smem + (s < 0 ? s + T::NF : s) * (3 * T::kPoints) + (blk.ty + R) * kP + blk.tx + R;
-    }
+    for (int d = 0; d <= 2 * R; ++d) base[d] = plane(o - R + d) + (blk.ty + R) * kP + blk.tx + R;
     const auto at = [&](int di, int dj, int dk) {
       const float* f = base[di + R] + dj * kP + dk;
       return physics::TtiAxisStaged{f[0], f[T::kPoints], f[2 * T::kPoints]};
     };
-    const std::int64_t x = own.base + o * plane;
+    const std::int64_t x = start + slab.position(o, j, k);
     const std::int64_t off = g.p.offset(o, j, k);
     const physics::TtiRows rows = physics::tti_axis_rows73_by_groups(
         at, g.axis_weights, load(g.inv_a.origin + off), load_by_rows<physics::TtiRowCentres>(c.row_centres, c, x));
-    const float* const v = v_base + my_vslot * T::kV;
+    const float* const v = v_slot(o);
     float dv_perp[3], dv_axis[3];
     tti_flux_derivatives_of<0, false>(
         c, [&](int f, int m) { return ring[f == kVPerp ? 0 : 1][m + R]; }, dv_perp[0], dv_axis[0]);
     tti_flux_derivatives_of<1, false>(
         c, [&](int f, int m) { return v[(f == kVPerp ? 0 : T::kVy) + (blk.ty + R + m) * TX + blk.tx]; }, dv_perp[1],
         dv_axis[1]);
-    const float* const vzs = v + 2 * T::kVy;
+    const float* const vz = v + 2 * T::kVy;
     tti_flux_derivatives_of<2, false>(
-        c, [&](int f, int m) { return vzs[(f == kVPerp ? 0 : T::kVz) + blk.ty * kP + blk.tx + R + m]; }, dv_perp[2],
+        c, [&](int f, int m) { return vz[(f == kVPerp ? 0 : T::kVz) + blk.ty * kP + blk.tx + R + m]; }, dv_perp[2],
         dv_axis[2]);
     tti_cpml_finish<true>(g, c, o, j, k, x, rows, dv_perp, dv_axis);
   }
