@@ -577,56 +577,6 @@ MM_HOST_DEVICE inline TtiRows tti_rows73_axis(const AtField& field, const AtMedi
   return tti_axis_rows(S, A, B, field(0, 0, 0), medium(0, 0, 0).inv_a, kappa);
 }
 
-/// A staged point of the constant-axis form: s = p + q, p and r = p / a.
-struct TtiAxisStaged {
-  float s, p, r;
-};
-MM_HOST_DEVICE MM_FORCE_INLINE TtiAxisStaged operator+(const TtiAxisStaged& x, const TtiAxisStaged& y) {
-  return {x.s + y.s, x.p + y.p, x.r + y.r};
-}
-MM_HOST_DEVICE MM_FORCE_INLINE TtiAxisStaged operator-(const TtiAxisStaged& x, const TtiAxisStaged& y) {
-  return {x.s - y.s, x.p - y.p, x.r - y.r};
-}
-
-/// tti_rows73_axis gathered by groups: `at(di, dj, dk)` gives the staged point there
-/// (TtiAxisStaged), `aw` the operator's constant-axis weights (make_tti_axis_weights, not the row
-/// weights), inv_a and kappa the point's own. Each group t sums its neighbours' s, p and r in
-/// symmetric pairs (S, A, B of t: 18 sums, 216 FP a point), then each row takes its groups by
-/// their shares (row_share: exact powers of 2), where the row-by-row form adds every mixed
-/// neighbour to two rows (~360 FP). The CPML layer sweep's formula (kernels/cuda/tti_cpml_sweep.cu);
-/// equal to tti_rows73_axis to fp32 round-off (tests/kernels/tti_split_test.cpp).
-template <class At>
-MM_HOST_DEVICE MM_FORCE_INLINE TtiRows tti_axis_rows73_by_groups(const At& at, const TtiAxisWeights& aw, float inv_a,
-                                                                 const TtiRowCentres& kappa) {
-  float S[6] = {}, A[6] = {}, B[6] = {};
-  const auto add = [&](int t, const TtiAxisWeightPair& w, const TtiAxisStaged& x) {
-    S[t] = fmaf(w.s, x.s, S[t]);
-    A[t] = fmaf(w.a, x.p, A[t]);
-    B[t] = fmaf(w.a, x.r, B[t]);
-  };
-  MM_UNROLL
-  for (int m = 1; m <= kRadius; ++m) {
-    const int i = m - 1;
-    add(kXX, aw.w[kXX][i], at(m, 0, 0) + at(-m, 0, 0));
-    add(kYY, aw.w[kYY][i], at(0, m, 0) + at(0, -m, 0));
-    add(kZZ, aw.w[kZZ][i], at(0, 0, m) + at(0, 0, -m));
-    // Diagonals (+m, +m), (-m, -m) with sign +, (+m, -m), (-m, +m) with sign - (for_each_tti_neighbour).
-    add(kXY, aw.w[kXY][i], (at(m, m, 0) + at(-m, -m, 0)) - (at(m, -m, 0) + at(-m, m, 0)));
-    add(kXZ, aw.w[kXZ][i], (at(m, 0, m) + at(-m, 0, -m)) - (at(m, 0, -m) + at(-m, 0, m)));
-    add(kYZ, aw.w[kYZ][i], (at(0, m, m) + at(0, -m, -m)) - (at(0, m, -m) + at(0, -m, m)));
-  }
-  float rs[3], ra[3], rb[3];
-  MM_UNROLL
-  for (int a = 0; a < 3; ++a) {
-    const int m0 = row_mixed_group(a, 0), m1 = row_mixed_group(a, 1);
-    rs[a] = fmaf(row_share(a), S[a], row_share(m0) * (S[m0] + S[m1]));
-    ra[a] = fmaf(row_share(a), A[a], row_share(m0) * (A[m0] + A[m1]));
-    rb[a] = fmaf(row_share(a), B[a], row_share(m0) * (B[m0] + B[m1]));
-  }
-  const TtiAxisStaged o = at(0, 0, 0);
-  return tti_axis_rows(rs, ra, rb, {o.s, o.p}, inv_a, kappa);
-}
-
 /// tti_rows73 in the split form (tests, and the definition swic_split_tma's CPML launch reorders).
 template <class AtField, class AtMedium>
 MM_HOST_DEVICE inline TtiRows tti_rows73_split(const AtField& field, const AtMedium& medium,

@@ -28,7 +28,6 @@
 #include "kernels/cuda/resources.hpp"
 #include "kernels/cuda/snapshot_copies.cuh"
 #include "kernels/cuda/step_split_events.hpp"
-#include "kernels/cuda/tti_cpml_sweep.hpp"
 #include "kernels/tti_cpml.hpp"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
@@ -139,16 +138,6 @@ bool layer_beside_inner() {
     return v == nullptr || std::strcmp(v, "0") != 0;
   }();
   return beside;
-}
-
-/// Whether the CPML's pass 2 takes the layer sweep (tti_cpml_sweep.cu: the rows formed in it, no
-/// rows launch) where it applies (tti_cpml_sweep_applies): with MINIMOD_TTI_CPML_SWEEP=1 (read once).
-bool cpml_sweep_wanted() {
-  static const bool wanted = [] {
-    const char* v = std::getenv("MINIMOD_TTI_CPML_SWEEP");
-    return v != nullptr && std::strcmp(v, "1") == 0;
-  }();
-  return wanted;
 }
 
 /// 256 threads over a slab: 32 along k (coalesced rows) where the slab is that deep, else the
@@ -593,8 +582,7 @@ class CudaAcousticTti final : public Propagator {
   /// takes pass 1 there; then the layer's points by the CPML update) beside the family over the
   /// inner box.
   void cpml_step(const TtiStepArgs& g, cudaStream_t s) {
-    cpml_.psi_in_rows = psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr &&
-                        !sweeps_layer(g);
+    cpml_.psi_in_rows = psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr;
     beside_inner(
         s,
         [&](cudaStream_t sl) {
@@ -657,11 +645,6 @@ class CudaAcousticTti final : public Propagator {
     layer(s);
   }
 
-  /// Whether this step's pass 2 takes the layer sweep (cpml_sweep_wanted, where it applies).
-  bool sweeps_layer(const TtiStepArgs& g) const {
-    return cpml_sweep_wanted() && tti_cpml_sweep_applies(g, cpml_);
-  }
-
   /// The CPML's pass 2 at the layer's points inside `part`. Where the family gives the rows from
   /// its own sums, it writes them slab by slab and the layer kernel reads them; a family without
   /// such a launch leaves the rows to the layer kernel (the pair form, one thread a point). On the
@@ -671,12 +654,6 @@ class CudaAcousticTti final : public Propagator {
   /// starting at k = 0 (cpml_grid, swic_split.cu) they are as fast as it at 512^3 and faster at
   /// 1000^3 (bench/results/2026-11-27-session19-tti-cpml-k-faces.md).
   void cpml_layer(const TtiStepArgs& g, const Box3& part, cudaStream_t s) {
-    if (sweeps_layer(g)) {  // pass 2 with the rows formed in it, every slab's pass 1 done
-      for_each_slab(cpml_.layer, {0, 0, 0}, part, [&](int slab, const Box3& b, const Box3& q) {
-        launch_tti_cpml_sweep(g, cpml_, b, q, cpml_.layer.start[slab], s);
-      });
-      return;
-    }
     if (family_->launch_tti_cpml_pass2 != nullptr) {  // the family's kernel takes all of pass 2
       launch_family_on_slabs(family_->launch_tti_cpml_pass2, *family_, g, cpml_, part, tile_, s);
       return;

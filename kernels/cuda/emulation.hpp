@@ -1,7 +1,6 @@
 // Host emulations of CUDA kernels (kernels/cuda/block_emulation.hpp): the kernel's own block body
 // run by host threads over host arrays, for tests of its indexing and pipeline without a GPU.
 #pragma once
-#include <cstdint>
 #include <vector>
 
 #include "kernels/cuda/pml_kernel.hpp"
@@ -28,12 +27,6 @@ void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const
 /// `region`, a box of the layer's slab `slab`, `chunk` output planes a block, emulated.
 void emulate_swic_split_cpml(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
                              int chunk);
-
-/// The TTI CPML's layer sweep (tti_cpml_sweep.cu: pass 2 with the rows formed in it) at the
-/// points of `part`, a box of the own layer's slab box `slab` (first compact index `start`),
-/// `chunk` i planes a block, emulated.
-void emulate_tti_cpml_sweep(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& slab,
-                            const physics::Box3& part, std::int64_t start, int chunk);
 
 /// The streamed CPML passes (pml.cu, the default) on every box of `boxes`, emulated,
 /// `chunk` i planes per block: the first pass (psi), then after it on all boxes, the second.

@@ -23,7 +23,6 @@
 #include "kernels/cuda/autotune.hpp"
 #include "kernels/cuda/emulation.hpp"
 #include "kernels/cuda/registry.hpp"
-#include "kernels/cuda/tti_cpml_sweep.hpp"
 #include "kernels/tti_cpml.hpp"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
@@ -419,35 +418,6 @@ class SwicSplitCpmlEmulation : public ::testing::Test {
     EXPECT_EQ(got.grid[3], initial.grid[3]);  // aux_q
   }
 
-  /// The layer sweep (kernels/cuda/tti_cpml_sweep.cu: pass 2 with the rows formed in it) over
-  /// `region` (inside slab `slab`) with `chunk`, against the plain layer kernel's pass 2 there:
-  /// p_next, q_next and each zeta field alike where the reference writes, nothing else changed.
-  void expect_sweep_gives_the_plain_pass_two(int slab, const Box3& region, int chunk) {
-    const State initial = state();
-    const auto g = s_.args();
-    const Box3 box = c_.layer.slab(slab);
-    for (int i = region.lo.i; i < region.hi().i; ++i)
-      for (int j = region.lo.j; j < region.hi().j; ++j)
-        for (int k = region.lo.k; k < region.hi().k; ++k)
-          kernels::tti_cpml_layer_point(g, c_, box, i, j, k, c_.layer(i, j, k));
-    const State reference = state();
-    restore_state(initial);
-    kernels::cuda::emulate_tti_cpml_sweep(g, c_, box, region, c_.layer.start[slab], chunk);
-    const State got = state();
-    restore_state(initial);
-    expect_written_alike(reference.grid[0], got.grid[0], initial.grid[0], "p_next");
-    expect_written_alike(reference.grid[1], got.grid[1], initial.grid[1], "q_next");
-    for (int f : {kernels::kZetaPerp, kernels::kZetaAxis})
-      for (int a = 0; a < 3; ++a)
-        expect_written_alike(field(reference, f, a), field(got, f, a), field(initial, f, a),
-                             std::string(f == kernels::kZetaPerp ? "zeta_perp" : "zeta_axis") + " " +
-                                 std::to_string(a));
-    EXPECT_EQ(got.grid[2], initial.grid[2]);  // aux_p
-    EXPECT_EQ(got.grid[3], initial.grid[3]);  // aux_q
-    const auto zeta = static_cast<std::ptrdiff_t>(kernels::kZetaPerp * c_.count);  // psi and V: read only
-    EXPECT_TRUE(std::equal(got.fields.begin(), got.fields.begin() + zeta, initial.fields.begin()));
-  }
-
   // The tests below, for both fixtures.
   void expect_every_slab_alike() {
     // The k faces (5 and 6 deep) in tiles of 8 x 16, the others in tiles of 32 x 4.
@@ -559,41 +529,6 @@ TEST_F(SwicSplitCpmlAxisEmulation, BoxesThinAlongKTakeNarrowTilesAndEqualThePlai
 
 TEST_F(SwicSplitCpmlAxisEmulation, TakingPassOneAtTheJAndKFacesEqualsThePsiKernel) {
   expect_pass_one_at_the_j_and_k_faces();
-}
-
-// The layer sweep (kernels/cuda/tti_cpml_sweep.cu: the rows gathered by groups from its staged
-// planes, V of the flux derivatives staged by planes, then the point kernel's ending) equals the
-// plain layer kernel to round-off on every slab and on odd boxes of them (a rank's part or a
-// shell's), with chunks of 16, 5 and 1 planes; the k faces take its 8-wide tiles.
-TEST_F(SwicSplitCpmlAxisEmulation, TheLayerSweepEqualsThePlainLayerKernel) {
-  ASSERT_TRUE(kernels::cuda::tti_cpml_sweep_applies(s_.args(), c_));
-  int slabs = 0;
-  for (int slab = 0; slab < 6; ++slab) {
-    const Box3 box = c_.layer.slab(slab);
-    if (box.empty()) continue;
-    ++slabs;
-    Box3 odd = box;  // off every edge of the slab where it is deep enough
-    for (int a = 0; a < 3; ++a)
-      if (box.n[a] > 4) {
-        odd.lo[a] += 1;
-        odd.n[a] -= 3;
-      }
-    for (const int chunk : {16, 5, 1}) {
-      SCOPED_TRACE("slab " + std::to_string(slab) + ", chunk " + std::to_string(chunk));
-      expect_sweep_gives_the_plain_pass_two(slab, box, chunk);
-      if (chunk != 1) expect_sweep_gives_the_plain_pass_two(slab, odd, chunk);
-    }
-  }
-  EXPECT_EQ(slabs, 4);
-}
-
-// The sweep takes only what it is built for: a model of one axis (not VTI), one rank.
-TEST_F(SwicSplitCpmlEmulation, TheLayerSweepRefusesAVaryingAxis) {
-  const auto g = s_.args();
-  ASSERT_FALSE(g.constant_axis);
-  EXPECT_FALSE(kernels::cuda::tti_cpml_sweep_applies(g, c_));
-  EXPECT_THROW(kernels::cuda::emulate_tti_cpml_sweep(g, c_, c_.layer.slab(0), c_.layer.slab(0), 0, 16),
-               std::exception);
 }
 
 // Pass 2 on the GPU (tti_cpml_finish<true>) reads and writes zeta of an axis only where the
