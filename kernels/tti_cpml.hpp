@@ -263,15 +263,7 @@ struct TtiCpmlArgs {
   /// step, whose parts' pass 2 reads V of the other part), and only where x is not damped over
   /// the inner i range.
   bool psi_in_rows = false;
-  /// With psi_in_rows, on a model of one axis that is not VTI (the constant-axis form of that
-  /// launch, whose own ring holds p and q of the column's planes around each output), the i faces'
-  /// pass 1 too (slabs 0 and 1): psi_y and psi_z from the planes it stages, psi_x and V once an
-  /// output completes. Measured: the CPML at 1000^3 from 42.9 to 43.x GPts/s (8 points, H200,
-  /// session 41).
-  bool psi_at_i_faces = false;
-  MM_HOST_DEVICE MM_FORCE_INLINE bool psi_by_rows(int slab) const {
-    return psi_in_rows && (slab >= 2 || psi_at_i_faces);
-  }
+  MM_HOST_DEVICE MM_FORCE_INLINE bool psi_by_rows(int slab) const { return psi_in_rows && slab >= 2; }
   /// Field f (TtiCpmlField), axis c, at compact index x.
   MM_HOST_DEVICE MM_FORCE_INLINE float& at(int f, int c, std::int64_t x) const {
     return fields[(f + c) * count + x];

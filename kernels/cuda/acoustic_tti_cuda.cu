@@ -140,16 +140,6 @@ bool layer_beside_inner() {
   return beside;
 }
 
-/// Whether the family's CPML launch also takes the i faces' pass 1 where it can
-/// (TtiCpmlArgs::psi_at_i_faces): yes unless MINIMOD_TTI_PSI_AT_I_FACES=0 (read once), for A/B timing.
-bool psi_at_i_faces_wanted() {
-  static const bool wanted = [] {
-    const char* v = std::getenv("MINIMOD_TTI_PSI_AT_I_FACES");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
-  return wanted;
-}
-
 /// 256 threads over a slab: 32 along k (coalesced rows) where the slab is that deep, else the
 /// width of 8, 16 or 32 that wastes fewest threads on a thin k face; then j, and 2 along i, so
 /// that a block's stencil neighbours along j and i share the cache (one k row a block, over the
@@ -593,7 +583,6 @@ class CudaAcousticTti final : public Propagator {
   /// inner box.
   void cpml_step(const TtiStepArgs& g, cudaStream_t s) {
     cpml_.psi_in_rows = psi_in_rows_possible_ && family_->launch_tti_cpml_layer != nullptr && cpml_.rows != nullptr;
-    cpml_.psi_at_i_faces = cpml_.psi_in_rows && g.constant_axis && !g.vti && psi_at_i_faces_wanted();
     beside_inner(
         s,
         [&](cudaStream_t sl) {
@@ -622,7 +611,6 @@ class CudaAcousticTti final : public Propagator {
     // The CPML's psi and V (own and halo points) before both parts, which read V around their
     // points: all of it here, none in the family's CPML launch of either part.
     cpml_.psi_in_rows = false;
-    cpml_.psi_at_i_faces = false;
     if (p_.layer == TtiLayer::cpml) launch_cpml_psi(g, cpml_, p_.grid.box(), *family_, tile_, s);
     MM_CUDA_CHECK(cudaEventRecord(step_start_.get(), s));  // the last step (free surfaces) is done
     MM_CUDA_CHECK(cudaStreamWaitEvent(sh, step_start_.get(), 0));

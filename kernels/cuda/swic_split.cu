@@ -388,8 +388,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void add_plane(const AxisPlane& pl, int e, const 
 /// of those axes where damped, from the plane's staged s and p, then V.
 template <int SX, class Plane>
 MM_HOST_DEVICE MM_FORCE_INLINE void plane_psi(const TtiCpmlArgs& cpml, int slab, const Plane& pl, int e,
-                                              const physics::TtiMediumPoint& m, int c, int j, int k,
-                                              bool fluxes = true) {
+                                              const physics::TtiMediumPoint& m, int c, int j, int k) {
   const std::int64_t x = cpml.layer.start[slab] + cpml.layer.slab(slab).position(c, j, k);
   const auto field = [&pl, e](int, int dj, int dk) {
     const float2 v = pl.sp[e + dj * SX + dk];
@@ -406,28 +405,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void plane_psi(const TtiCpmlArgs& cpml, int slab,
     psi_p[2] = cpml.at(kPsiP, 2, x);
     tti_cpml_psi_axis<2>(cpml, x, cpml.a[2][k], b, field, psi_s[2], psi_p[2]);
   }
-  if (fluxes) tti_cpml_fluxes(cpml, x, m, psi_s, psi_p);
-}
-
-/// The rest of pass 1 at a point (o, j, k) of an i face (TtiCpmlArgs::psi_at_i_faces), once its
-/// output completes: psi_x from p and q of the own column (`ring(di)`: p, q of plane o + di, the
-/// own ring), psi_y and psi_z as plane_psi left them at plane o, then V.
-template <class Ring>
-MM_HOST_DEVICE MM_FORCE_INLINE void column_psi(const TtiCpmlArgs& cpml, int slab, const Ring& ring,
-                                               const physics::TtiMediumPoint& m, int o, int j, int k) {
-  const std::int64_t x = cpml.layer.start[slab] + cpml.layer.slab(slab).position(o, j, k);
-  float psi_s[3] = {}, psi_p[3] = {};
-  if (const float b = cpml.b[0][o]; b != 0.0f) {
-    psi_s[0] = cpml.at(kPsiS, 0, x);
-    psi_p[0] = cpml.at(kPsiP, 0, x);
-    tti_cpml_psi_axis<0>(cpml, x, cpml.a[0][o], b, [&ring](int di, int, int) { return ring(di); }, psi_s[0],
-                         psi_p[0]);
-  }
-  for (int e = 1; e < 3; ++e)
-    if ((e == 1 ? cpml.b[1][j] : cpml.b[2][k]) != 0.0f) {
-      psi_s[e] = cpml.at(kPsiS, e, x);
-      psi_p[e] = cpml.at(kPsiP, e, x);
-    }
   tti_cpml_fluxes(cpml, x, m, psi_s, psi_p);
 }
 
@@ -712,22 +689,19 @@ MM_HOST_DEVICE MM_FORCE_INLINE const auto& plane_weights(const TtiStepArgs& g) {
 /// whose throughput Nsight Compute put at 78% of its peak next to the shared memory's 78%;
 /// session 30). Plane o is staged at plane o - 1 and output o completes at plane o + 4, after
 /// plane o + 5 is staged: six planes live.
-/// The CPML launch (kRows) keeps 16: where it also takes pass 1 at the i faces
-/// (TtiCpmlArgs::psi_at_i_faces), psi_x of output o needs planes o - 4 .. o + 4 when o completes.
-template <bool kRows = false>
-constexpr int kOwnRing = kRows ? 16 : 8;
-template <int TX, int TY, class Plane, bool kRows = false>
+constexpr int kOwnRing = 8;
+template <int TX, int TY, class Plane>
 constexpr int own_ring_bytes() {
-  return std::is_same_v<Plane, AxisPlane> ? kOwnRing<kRows> * 3 * TX * TY * 4 : 0;
+  return std::is_same_v<Plane, AxisPlane> ? kOwnRing * 3 * TX * TY * 4 : 0;
 }
 
 /// Dynamic shared memory of the slots, the staged planes, the barriers (one a slot), the own ring
 /// and slack to align to 128 B.
-template <int TX, int TY, class Plane = SplitPlane, bool kRows = false>
+template <int TX, int TY, class Plane = SplitPlane>
 constexpr int tensor_smem_bytes() {
   using L = TensorSlots<TX, TY, std::is_same_v<Plane, AxisPlane>>;
-  return L::kBytes + TtiTile<TX, TY>::template kBytesOf<Plane> + 2 * L::kSlots * 8 +
-         own_ring_bytes<TX, TY, Plane, kRows>() + 128;
+  return L::kBytes + TtiTile<TX, TY>::template kBytesOf<Plane> + 2 * L::kSlots * 8 + own_ring_bytes<TX, TY, Plane>() +
+         128;
 }
 
 
@@ -838,7 +812,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
   std::int64_t out_off = g.p.offset(i_begin, j, k);
   // Plane P's slots in the own ring (kAxis): p, q and 1 / a of the thread's point, kOwnPoints apart.
   const auto own_ring = [ring, c_first, t](int P) {
-    return ring + ((P - c_first) & (kOwnRing<kRows> - 1)) * 3 * kOwnPoints + t;
+    return ring + ((P - c_first) & (kOwnRing - 1)) * 3 * kOwnPoints + t;
   };
   const auto meets_layer = [&](int o) {  // the sponge's damped update reads more (issue_output)
     return !kRows && (!tile_inner || o < g.inner.lo.i || o >= in_hi.i);
@@ -930,9 +904,9 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     add_plane<SX>(buffer(c), e, own, in_plane, plane_weights<Sums>(g), Q);
     if constexpr (kRows) {
       if (cpml.psi_by_rows(slab) && in_plane && writes) {
-        if constexpr (kAxis) {  // the model's axis, 1 / a from the own ring; V at an i face once psi_x is in
+        if constexpr (kAxis) {  // the model's axis, 1 / a from the own ring
           const float inv_a = own_ring(c)[2 * kOwnPoints];
-          plane_psi<SX>(cpml, slab, buffer(c), e, {g.axis.nx, g.axis.ny, g.axis.nz, inv_a}, c, j, k, slab >= 2);
+          plane_psi<SX>(cpml, slab, buffer(c), e, {g.axis.nx, g.axis.ny, g.axis.nz, inv_a}, c, j, k);
         } else {
           plane_psi<SX>(cpml, slab, buffer(c), e, own.m, c, j, k);
         }
@@ -959,15 +933,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
                                 : RawPoint{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
       if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
         store_by_rows(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows));
-        if constexpr (kAxis) {
-          if (slab < 2 && cpml.psi_by_rows(slab)) {  // pass 1 at an i face: psi_x, then V
-            const auto column = [&](int di) {
-              const float* r = own_ring(o + di);
-              return physics::TtiFieldPoint{r[0] + r[kOwnPoints], r[0]};
-            };
-            column_psi(cpml, slab, column, {g.axis.nx, g.axis.ny, g.axis.nz, ro.m.inv_a}, o, j, k);
-          }
-        }
       } else {
         const float kappa_perp = kAxis ? g.axis_weights.kappa_perp : in(6);
         const physics::TtiRhs r = output_rhs(Q[0], ro, {kappa_perp, in(7)}, in(8));
@@ -1239,7 +1204,7 @@ void launch_tti_cpml_layer(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab,
       using Sums = decltype(form);
       constexpr int TX = decltype(width)::value, TY = kCpmlThreads / TX;
       constexpr auto kernel = &swic_tti_tensor_cpml<TX, TY, Sums>;
-      constexpr int bytes = tensor_smem_bytes<TX, TY, typename PlaneOf<Sums>::type, true>();
+      constexpr int bytes = tensor_smem_bytes<TX, TY, typename PlaneOf<Sums>::type>();
       ensure_smem_limit<kernel>(bytes);
       const auto maps = split_maps<TX, TY, true, std::is_same_v<Sums, AxisRowSums>>(g, kDeviceMaps);
       const CpmlGrid q = cpml_grid<TX>(g, region, kCpmlChunk);
@@ -1359,7 +1324,7 @@ void emulate_swic_split_cpml(const TtiStepArgs& g, const TtiCpmlArgs& c, int sla
       constexpr int TX = decltype(width)::value, TY = kCpmlThreads / TX;
       const SplitMaps<HostTensorMap> maps = split_maps<TX, TY, true, std::is_same_v<Sums, AxisRowSums>>(g, kHostMaps);
       const CpmlGrid q = cpml_grid<TX>(g, region, chunk);
-      emulate_grid(q.blocks, TX, TY, tensor_smem_bytes<TX, TY, typename PlaneOf<Sums>::type, true>(),
+      emulate_grid(q.blocks, TX, TY, tensor_smem_bytes<TX, TY, typename PlaneOf<Sums>::type>(),
                    [&](HostBlock& blk, unsigned char* raw) {
                      swic_split_tensor_block<TX, TY, Sums>(blk, g, maps, region, q.shift, chunk, c, slab, raw);
                    });
