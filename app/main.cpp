@@ -214,13 +214,18 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   options.snapshots_without_file = !root;
   const app::RunResult r = app::run_shot(plan, *prop, out.get(), options);
 
-  std::vector<float> u;
   const auto& s = plan.model_shape;
   if (config.output.final_wavefield) {  // collective in a distributed run
-    if (root) u.resize(static_cast<size_t>(s.i) * s.j * s.k);
-    // The field named by output.record (TTI: p or q), as /final/<record> says.
-    prop->read_field(config.output.record == "q" ? "q" : "u",
-                     {{plan.pad_lo[0], plan.pad_lo[1], plan.pad_lo[2]}, s}, {1, 1, 1}, u.data());
+    // The field named by output.record (TTI: p or q), as /final/<record> says, written by parts
+    // as they come (from every rank in turn): the host never holds the whole field.
+    if (root) out->begin_final_wavefield(config.output.record, {s.i, s.j, s.k});
+    prop->read_field_by_parts(config.output.record == "q" ? "q" : "u",
+                              {{plan.pad_lo[0], plan.pad_lo[1], plan.pad_lo[2]}, s}, {1, 1, 1},
+                              kernels::kFieldPartFloats, [&](const kernels::FieldPart& part) {
+                                out->write_final_part(config.output.record,
+                                                      {part.offset.i, part.offset.j, part.offset.k},
+                                                      {part.count.i, part.count.j, part.count.k}, part.data);
+                              });
   }
   const kernels::StepSplit split = prop->step_split();
   auto per_step_ms = [&](double seconds) {
@@ -243,8 +248,6 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   out->write_receivers(plan.receiver_positions);
   out->write_seismogram(config.output.record, r.seismogram, plan.receiver_count(), r.samples,
                         plan.record_every * plan.dt);
-  if (config.output.final_wavefield)
-    out->write_final_wavefield(config.output.record, {s.i, s.j, s.k}, u.data());
   io::RunAttributes attr;
   attr.dt = plan.dt;
   attr.spacing = plan.problem.grid.spacing;

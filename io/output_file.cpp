@@ -166,10 +166,18 @@ struct SnapshotSeries {
   std::vector<bool> written;
 };
 
+struct FinalField {  // /final/<field>, written by parts
+  Hid dataset;
+  std::array<int, 3> shape{};
+  std::int64_t written = 0;  // points written so far
+  std::int64_t points() const { return static_cast<std::int64_t>(shape[0]) * shape[1] * shape[2]; }
+};
+
 struct OutputFile::Impl {
   std::string tmp;  // the file HDF5 writes: <path>.partial
   Hid file;
   std::map<std::string, SnapshotSeries> snapshots;  // by field
+  std::map<std::string, FinalField> finals;          // by field
   Hid time_dataset;                                 // /snapshots/time, shared by all fields
   std::vector<double> times;                        // s, NaN where no snapshot was written
   bool have_attributes = false;
@@ -185,6 +193,7 @@ struct OutputFile::Impl {
   // Closes every open dataset, then the file (H5F_CLOSE_STRONG closes anything left).
   herr_t close() {
     for (auto& [field, series] : snapshots) series.dataset.reset();
+    for (auto& [field, f] : finals) f.dataset.reset();
     time_dataset.reset();
     if (file.get() < 0) return 0;
     return H5Fclose(file.release());
@@ -408,19 +417,51 @@ void OutputFile::write_snapshot(const std::string& field, int index, double time
 
 void OutputFile::write_final_wavefield(const std::string& field, std::array<int, 3> shape,
                                        const float* data) {
+  begin_final_wavefield(field, shape);
+  write_final_part(field, {0, 0, 0}, shape, data);
+}
+
+void OutputFile::begin_final_wavefield(const std::string& field, std::array<int, 3> shape) {
   Hdf5Quiet quiet;
   impl_->require_open("write final wavefield " + quote(field));
   const std::string name = "/final/" + field;
   const std::string what = "cannot write " + impl_->in(name);
   check_field_name(field, impl_->in(name));
   check_shape(shape, what);
+  if (impl_->finals.count(field)) throw IoError(what + ": already begun");
+  FinalField f;
+  f.shape = shape;
+  f.dataset = create_dataset(impl_->file.get(), name, H5T_IEEE_F32LE,
+                             {static_cast<hsize_t>(shape[0]), static_cast<hsize_t>(shape[1]),
+                              static_cast<hsize_t>(shape[2])},
+                             H5P_DEFAULT, impl_->where());
+  write_string_attribute(f.dataset.get(), "axes", "x,y,z", impl_->in(name));
+  impl_->finals.emplace(field, std::move(f));
+}
+
+void OutputFile::write_final_part(const std::string& field, std::array<int, 3> offset,
+                                  std::array<int, 3> count, const float* data) {
+  Hdf5Quiet quiet;
+  impl_->require_open("write final wavefield " + quote(field));
+  const std::string name = "/final/" + field;
+  const std::string what = "cannot write part " + shape_text(offset) + " + " + shape_text(count) + " of " +
+                           impl_->in(name);
+  auto it = impl_->finals.find(field);
+  if (it == impl_->finals.end()) throw IoError(what + ": begin_final_wavefield was not called");
+  FinalField& f = it->second;
+  for (int a = 0; a < 3; ++a)
+    if (offset[a] < 0 || count[a] <= 0 || offset[a] + count[a] > f.shape[a])
+      throw IoError(what + ": outside its shape " + shape_text(f.shape));
   if (data == nullptr) throw IoError(what + ": no data");
-  Hid dataset = create_dataset(impl_->file.get(), name, H5T_IEEE_F32LE,
-                               {static_cast<hsize_t>(shape[0]), static_cast<hsize_t>(shape[1]),
-                                static_cast<hsize_t>(shape[2])},
-                               H5P_DEFAULT, impl_->where());
-  check(H5Dwrite(dataset.get(), H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), what);
-  write_string_attribute(dataset.get(), "axes", "x,y,z", impl_->in(name));
+  const hsize_t start[3] = {static_cast<hsize_t>(offset[0]), static_cast<hsize_t>(offset[1]),
+                            static_cast<hsize_t>(offset[2])};
+  const hsize_t n[3] = {static_cast<hsize_t>(count[0]), static_cast<hsize_t>(count[1]),
+                        static_cast<hsize_t>(count[2])};
+  Hid filespace(check_id(H5Dget_space(f.dataset.get()), what));
+  check(H5Sselect_hyperslab(filespace.get(), H5S_SELECT_SET, start, nullptr, n, nullptr), what);
+  Hid memspace(check_id(H5Screate_simple(3, n, nullptr), what));
+  check(H5Dwrite(f.dataset.get(), H5T_NATIVE_FLOAT, memspace.get(), filespace.get(), H5P_DEFAULT, data), what);
+  f.written += static_cast<std::int64_t>(count[0]) * count[1] * count[2];
 }
 
 void OutputFile::set_attributes(const RunAttributes& a) {
@@ -527,6 +568,12 @@ void OutputFile::commit() {
     if (missing > 0) {
       log::warn(quote(path_) + ": " + std::to_string(missing) + " of " + std::to_string(s.count) +
                 " snapshots of " + quote(field) + " were never written (they read as zeros)");
+    }
+  }
+  for (const auto& [field, f] : impl_->finals) {
+    if (f.written != f.points()) {  // a gather that lost a part: the file must not look complete
+      throw IoError("cannot commit " + impl_->where() + ": " + std::to_string(f.written) + " of " +
+                    std::to_string(f.points()) + " points of " + quote("/final/" + field) + " were written");
     }
   }
   if (impl_->close() < 0) fail("cannot close " + impl_->where());

@@ -57,6 +57,12 @@ class OutputFile {
 
   /// /final/<field> [nx][ny][nz] float32.
   void write_final_wavefield(const std::string& field, std::array<int, 3> shape, const float* data);
+  /// The same by parts: begin_final_wavefield creates it, each write_final_part writes the box of
+  /// `count` points at `offset` from data[count] (C order). commit() fails, naming the dataset,
+  /// unless the parts wrote as many points as it holds (parts must not overlap).
+  void begin_final_wavefield(const std::string& field, std::array<int, 3> shape);
+  void write_final_part(const std::string& field, std::array<int, 3> offset, std::array<int, 3> count,
+                        const float* data);
 
   /// Root attributes (replaces earlier ones); also gives the XDMF file its origin and spacing.
   void set_attributes(const RunAttributes& attributes);

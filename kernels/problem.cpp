@@ -1,5 +1,6 @@
 #include "kernels/propagator.hpp"
 
+#include <algorithm>
 #include <chrono>
 
 namespace minimod::kernels {
@@ -32,6 +33,24 @@ float* Propagator::snapshot_buffer(int slot, std::int64_t count) {
 void Propagator::copy_field_async(const std::string& name, const physics::Box3& box,
                                   const physics::Index3& stride, int slot) {
   read_field(name, box, stride, host_slots_[slot].data());
+}
+
+void Propagator::read_field_by_parts(const std::string& name, const physics::Box3& box,
+                                     const physics::Index3& stride, std::int64_t max_floats,
+                                     const FieldPartSink& sink) {
+  const physics::Index3 count = physics::strided_shape(box, stride);
+  if (static_cast<std::int64_t>(count.i) * count.j * count.k <= 0) return;
+  const int planes = planes_per_part(count, max_floats);
+  std::vector<float> data;
+  for (int i0 = 0; i0 < count.i; i0 += planes) {
+    const int n = std::min(planes, count.i - i0);
+    physics::Box3 slab = box;
+    slab.lo.i = box.lo.i + i0 * stride.i;
+    slab.n.i = (n - 1) * stride.i + 1;
+    data.resize(static_cast<size_t>(n) * count.j * count.k);
+    read_field(name, slab, stride, data.data());
+    sink({{i0, 0, 0}, {n, count.j, count.k}, data.data()});
+  }
 }
 
 void Propagator::wait_copy(int /*slot*/) {}

@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -109,6 +110,25 @@ struct FieldHealth {
   physics::Index3 where;  // location of the max (or of the first non-finite value)
 };
 
+/// A piece of a strided box handed out by Propagator::read_field_by_parts: `count` points of the
+/// dense [i][j][k] array of the whole strided box, from `offset` on, at `data` (C order).
+struct FieldPart {
+  physics::Index3 offset, count;
+  const float* data = nullptr;
+};
+using FieldPartSink = std::function<void(const FieldPart&)>;
+/// Floats of one part at most (64 MiB): what a result's final wavefield costs the host at a time.
+inline constexpr std::int64_t kFieldPartFloats = std::int64_t{1} << 24;
+
+/// The planes of i that one part of a strided box of `count` points holds: as many as
+/// `max_floats` allows, at least one.
+inline int planes_per_part(const physics::Index3& count, std::int64_t max_floats) {
+  const std::int64_t plane = static_cast<std::int64_t>(count.j) * count.k;
+  if (plane <= 0 || count.i <= 1) return count.i > 0 ? count.i : 1;
+  const std::int64_t n = max_floats / plane;
+  return n < 1 ? 1 : (n > count.i ? count.i : static_cast<int>(n));
+}
+
 class Propagator {
  public:
   virtual ~Propagator() = default;
@@ -129,6 +149,13 @@ class Propagator {
   /// [i][j][k] of the strided box.
   virtual void read_field(const std::string& name, const physics::Box3& box,
                           const physics::Index3& stride, float* out) = 0;
+  /// read_field by parts, slabs of whole planes of i of at most `max_floats` points (one plane
+  /// where a plane holds more), handed to `sink` one at a time in order of i: the host holds one
+  /// part, never the whole box. A distributed propagator hands rank 0 the parts of every rank in
+  /// turn and calls `sink` on no other rank.
+  virtual void read_field_by_parts(const std::string& name, const physics::Box3& box,
+                                   const physics::Index3& stride, std::int64_t max_floats,
+                                   const FieldPartSink& sink);
   /// Set u_prev and u on the whole grid (dense C-order host arrays): tests, restarts.
   virtual void write_state(const float* u_prev, const float* u) = 0;
   /// Write a dense [i][j][k] array into a box of a field; the box may cover halo points (a

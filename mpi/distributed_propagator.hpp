@@ -56,6 +56,9 @@ class DistributedPropagator final : public kernels::Propagator {
   /// Rank 0 gets the box; `out` is not touched on the other ranks (it may be null there).
   void read_field(const std::string& name, const physics::Box3& box, const physics::Index3& stride,
                   float* out) override;
+  /// Rank 0 gets every rank's parts (rank 0's first), the other ranks send theirs.
+  void read_field_by_parts(const std::string& name, const physics::Box3& box, const physics::Index3& stride,
+                           std::int64_t max_floats, const kernels::FieldPartSink& sink) override;
   void write_state(const float* u_prev, const float* u) override;
   /// Sets u (p for TTI) with its halos, edges included, and u_prev from whole-grid arrays.
   /// `box` in global indices, own points only (every rank passes the whole array).

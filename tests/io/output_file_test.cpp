@@ -294,6 +294,47 @@ TEST_F(OutputFileTest, WritesFinalWavefield) {
   EXPECT_EQ(r.values("/final/p"), std::vector<double>(u.begin(), u.end()));
 }
 
+TEST_F(OutputFileTest, WritesTheFinalWavefieldByParts) {
+  std::vector<float> u(4 * 3 * 5);
+  for (std::size_t m = 0; m < u.size(); ++m) u[m] = 0.5f + static_cast<float>(m);
+  const auto box = [&u](int i0, int ni, int j0, int nj) {  // points [i0, i0 + ni) x [j0, j0 + nj) x all k
+    std::vector<float> d;
+    for (int i = i0; i < i0 + ni; ++i)
+      for (int j = j0; j < j0 + nj; ++j)
+        for (int k = 0; k < 5; ++k) d.push_back(u[(static_cast<std::size_t>(i) * 3 + j) * 5 + k]);
+    return d;
+  };
+  {
+    OutputFile out(path_, false);
+    out.begin_final_wavefield("p", {4, 3, 5});
+    // as two ranks cut along y would hand them: rank 0's slabs, then rank 1's
+    out.write_final_part("p", {0, 0, 0}, {3, 2, 5}, box(0, 3, 0, 2).data());
+    out.write_final_part("p", {3, 0, 0}, {1, 2, 5}, box(3, 1, 0, 2).data());
+    out.write_final_part("p", {0, 2, 0}, {4, 1, 5}, box(0, 4, 2, 1).data());
+    EXPECT_THROW(out.write_final_part("p", {3, 2, 0}, {2, 1, 5}, u.data()), IoError);  // beyond x
+    EXPECT_THROW(out.write_final_part("q", {0, 0, 0}, {1, 1, 1}, u.data()), IoError);  // not begun
+    out.commit();
+  }
+  Reader r(path_);
+  EXPECT_EQ(r.dims("/final/p"), (std::vector<hsize_t>{4, 3, 5}));
+  EXPECT_EQ(r.values("/final/p"), std::vector<double>(u.begin(), u.end()));
+}
+
+TEST_F(OutputFileTest, AFinalWavefieldMissingAPartIsNotCommitted) {
+  const std::vector<float> u(2 * 2 * 2, 1.0f);
+  try {
+    OutputFile out(path_, false);
+    out.begin_final_wavefield("p", {2, 2, 2});
+    out.write_final_part("p", {0, 0, 0}, {1, 2, 2}, u.data());
+    out.commit();
+    FAIL() << "committed a final wavefield with half its points";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("4 of 8 points of '/final/p'"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(path_));
+  EXPECT_FALSE(fs::exists(path_ + ".partial"));
+}
+
 TEST_F(OutputFileTest, RootAttributesIncludingLongConfigText) {
   RunAttributes a;
   a.dt = 0.001;

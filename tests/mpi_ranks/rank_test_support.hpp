@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdlib>
@@ -77,6 +78,46 @@ struct RunSpec {
 
 /// spec.steps steps from random u (p) and u_prev (p_prev) with one random multi-node source and 23
 /// receivers, then the fields and the strided snapshot (rank 0 only in a distributed run).
+/// "n of N differ, first at flat index f": where two arrays part (for failure messages).
+inline std::string where_differ(const std::vector<float>& a, const std::vector<float>& b) {
+  size_t count = 0, first = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (!(a[i] == b[i]) && count++ == 0) first = i;
+  return std::to_string(count) + " of " + std::to_string(a.size()) + " differ, first at flat index " +
+         std::to_string(first);
+}
+
+/// read_field_by_parts with parts of two planes of the strided box at most (a rank's parts hold
+/// more planes, being narrower): only rank 0 is handed parts, which cover every point once and
+/// equal `whole` (read_field's result there) bit for bit.
+inline void expect_parts_equal_the_field(kernels::Propagator& p, const std::string& field, const Box3& b,
+                                         const Index3& st, const std::vector<float>& whole) {
+  const Index3 sn = physics::strided_shape(b, st);
+  const std::int64_t plane = static_cast<std::int64_t>(sn.j) * sn.k;
+  const bool root = world_rank() == 0;
+  std::vector<float> got(root ? whole.size() : 0, 0.0f);
+  std::vector<int> times(got.size(), 0);
+  int parts = 0;
+  p.read_field_by_parts(field, b, st, 2 * plane + 3, [&](const kernels::FieldPart& part) {
+    ++parts;
+    ASSERT_TRUE(root) << "a part handed to rank " << world_rank();
+    ASSERT_LE(static_cast<std::int64_t>(part.count.i) * part.count.j * part.count.k, 2 * plane + 3);
+    for (int i = 0; i < part.count.i; ++i)
+      for (int j = 0; j < part.count.j; ++j)
+        for (int k = 0; k < part.count.k; ++k) {
+          const size_t at = (static_cast<size_t>(part.offset.i + i) * sn.j + part.offset.j + j) * sn.k + part.offset.k + k;
+          ASSERT_LT(at, got.size());
+          got[at] = part.data[(static_cast<size_t>(i) * part.count.j + j) * part.count.k + k];
+          ++times[at];
+        }
+  });
+  if (!root) return;
+  EXPECT_GE(parts, (sn.i + 1) / 2) << field;
+  EXPECT_EQ(std::count(times.begin(), times.end(), 1), static_cast<std::ptrdiff_t>(times.size()))
+      << "points of " << field << " handed out never or more than once";
+  EXPECT_EQ(max_difference(got, whole), 0.0) << field << " by parts: " << where_differ(got, whole);
+}
+
 inline Outcome run_from_random_state(kernels::Propagator& p, Index3 n, unsigned seed,
                                      const RunSpec& spec) {
   std::mt19937 rng(seed);
@@ -98,6 +139,7 @@ inline Outcome run_from_random_state(kernels::Propagator& p, Index3 n, unsigned 
   const Index3 sn = physics::strided_shape(b, st);
   o.snapshot.resize(root ? static_cast<size_t>(sn.i) * sn.j * sn.k : 0);
   p.read_field(spec.snapshot_field, b, st, o.snapshot.data());
+  expect_parts_equal_the_field(p, spec.snapshot_field, b, st, o.snapshot);
   o.health = p.health();
   return o;
 }
@@ -108,15 +150,6 @@ inline double worst(const std::vector<float>& a, const std::vector<float>& b) {
   for (float x : a) m = std::max(m, double(std::fabs(x)));
   const double d = max_difference(a, b);
   return d == 0 ? 0 : d / m;
-}
-
-/// "n of N differ, first at flat index f": where two arrays part (for failure messages).
-inline std::string where_differ(const std::vector<float>& a, const std::vector<float>& b) {
-  size_t count = 0, first = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-    if (!(a[i] == b[i]) && count++ == 0) first = i;
-  return std::to_string(count) + " of " + std::to_string(a.size()) + " differ, first at flat index " +
-         std::to_string(first);
 }
 
 /// Rank 0: `got` equals `ref` within `tol` (relative to each quantity's maximum; 0 = bitwise).
