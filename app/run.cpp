@@ -42,21 +42,24 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
   result.seismogram.assign(static_cast<size_t>(nrec) * samples, 0.0f);  // sample 0 (t = 0) is 0
   prop.set_receivers(plan.receivers, nrec);
 
+  // A slot holds a snapshot, or a slab of one where the propagator gathers them (by_parts).
+  const auto& snap = plan.snapshot_shape;
+  const bool by_parts = prop.snapshots_by_parts();
+  const int part_planes = kernels::planes_per_part(snap, opt.snapshot_part_floats);
+  const std::int64_t count = static_cast<std::int64_t>(by_parts ? part_planes : snap.i) * snap.j * snap.k;
   std::unique_ptr<io::SnapshotWriter> writer;
   if (out && plan.snapshot_count() > 0) {
-    const auto& s = plan.snapshot_shape;
-    const std::int64_t count = static_cast<std::int64_t>(s.i) * s.j * s.k;
     for (int slot = 0; slot < kernels::Propagator::kSnapshotSlots; ++slot)
       prop.snapshot_buffer(slot, count);
     writer = std::make_unique<io::SnapshotWriter>(
         *out, "p", kernels::Propagator::kSnapshotSlots,
         [&prop, count](int slot) -> const float* { return prop.snapshot_buffer(slot, count); },
         [&prop](int slot) { prop.wait_copy(slot); });
-    out->begin_snapshots("p", plan.snapshot_count(), {s.i, s.j, s.k},
+    out->begin_snapshots("p", plan.snapshot_count(), {snap.i, snap.j, snap.k},
                          {plan.snapshot_stride.i, plan.snapshot_stride.j, plan.snapshot_stride.k},
                          {plan.snapshot_box.lo.i - plan.pad_lo[0], plan.snapshot_box.lo.j - plan.pad_lo[1],
                           plan.snapshot_box.lo.k - plan.pad_lo[2]},
-                         plan.snapshot_every * plan.dt);
+                         plan.snapshot_every * plan.dt, by_parts ? part_planes : 0);
   }
 
   std::vector<float> traces;
@@ -85,12 +88,22 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
     const int done = n + 1;
     const auto output_start = Clock::now();
     if (nrec > 0 && (done % 256 == 0 || done == plan.steps)) drain_traces();
-    if (writer && done % plan.snapshot_every == 0) {
+    const bool snapshot_due = plan.snapshot_every > 0 && done % plan.snapshot_every == 0;
+    const int index = snapshot_due ? done / plan.snapshot_every - 1 : -1;
+    if (snapshot_due && by_parts && (writer || opt.snapshots_without_file)) {  // collective
+      prop.read_field_by_parts("u", plan.snapshot_box, plan.snapshot_stride, opt.snapshot_part_floats,
+                               [&](const kernels::FieldPart& part) {
+                                 if (!writer) return;
+                                 const int slot = writer->acquire();
+                                 std::copy_n(part.data, static_cast<std::int64_t>(part.count.i) * snap.j * snap.k,
+                                             prop.snapshot_buffer(slot, count));
+                                 writer->submit_part(slot, index, done * plan.dt, part.offset.i, part.count.i);
+                               });
+    } else if (snapshot_due && writer) {
       const int slot = writer->acquire();
       prop.copy_field_async("u", plan.snapshot_box, plan.snapshot_stride, slot);
-      writer->submit(slot, done / plan.snapshot_every - 1, done * plan.dt);
-    } else if (opt.snapshots_without_file && plan.snapshot_every > 0 &&
-               done % plan.snapshot_every == 0) {
+      writer->submit(slot, index, done * plan.dt);
+    } else if (snapshot_due && opt.snapshots_without_file) {
       prop.copy_field_async("u", plan.snapshot_box, plan.snapshot_stride, 0);
     }
     result.output_seconds += std::chrono::duration<double>(Clock::now() - output_start).count();

@@ -36,6 +36,9 @@ struct RunOptions {
   /// Ranks other than the writer in a distributed run: take part in every snapshot copy (it is
   /// collective) although `out` is null here.
   bool snapshots_without_file = false;
+  /// Floats of a slab at most where snapshots come by parts (Propagator::snapshots_by_parts): a
+  /// slot's size, and at most that many planes of x a chunk of /snapshots/<field>.
+  std::int64_t snapshot_part_floats = kernels::kFieldPartFloats;
 };
 
 /// Runs the plan on `propagator`; writes snapshots to `out` if given (seismograms are returned).

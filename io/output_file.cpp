@@ -162,8 +162,10 @@ struct SnapshotSeries {
   int count = 0;
   std::array<int, 3> shape{}, stride{}, first_index{};
   double interval = 0;  // s
-  bool one_chunk = false;  // a snapshot is exactly one chunk (direct chunk writes)
+  int chunk_planes = 0;    // planes of x a chunk holds
+  bool whole_planes = false;  // a chunk holds whole planes (direct chunk writes of chunk_planes)
   std::vector<bool> written;
+  std::vector<int> planes_written;  // by snapshot (write_snapshot_part)
 };
 
 struct FinalField {  // /final/<field>, written by parts
@@ -295,7 +297,7 @@ void OutputFile::write_seismogram(const std::string& field, const std::vector<fl
 
 void OutputFile::begin_snapshots(const std::string& field, int count, std::array<int, 3> shape,
                                  std::array<int, 3> stride, std::array<int, 3> first_index,
-                                 double interval_s) {
+                                 double interval_s, int planes_per_chunk) {
   Hdf5Quiet quiet;
   impl_->require_open("begin snapshots " + quote(field));
   const std::string name = "/snapshots/" + field;
@@ -318,6 +320,7 @@ void OutputFile::begin_snapshots(const std::string& field, int count, std::array
   const hsize_t plane = static_cast<hsize_t>(shape[1]) * static_cast<hsize_t>(shape[2]) * 4;
   hsize_t chunk[4] = {1, static_cast<hsize_t>(shape[0]), static_cast<hsize_t>(shape[1]),
                       static_cast<hsize_t>(shape[2])};
+  if (planes_per_chunk > 0) chunk[1] = std::min<hsize_t>(chunk[1], static_cast<hsize_t>(planes_per_chunk));
   chunk[1] = std::max<hsize_t>(1, std::min<hsize_t>(chunk[1], kMaxChunkBytes / plane));
   if (plane > kMaxChunkBytes) {
     chunk[2] = std::max<hsize_t>(1, kMaxChunkBytes / (static_cast<hsize_t>(shape[2]) * 4));
@@ -336,12 +339,14 @@ void OutputFile::begin_snapshots(const std::string& field, int count, std::array
                                    static_cast<hsize_t>(shape[1]), static_cast<hsize_t>(shape[2])},
                                   dcpl.get(), impl_->where());
   series.count = count;
-  series.one_chunk = chunk[1] == static_cast<hsize_t>(shape[0]) && plane <= kMaxChunkBytes;
+  series.chunk_planes = static_cast<int>(chunk[1]);
+  series.whole_planes = plane <= kMaxChunkBytes;
   series.shape = shape;
   series.stride = stride;
   series.first_index = first_index;
   series.interval = interval_s;
   series.written.assign(static_cast<std::size_t>(count), false);
+  series.planes_written.assign(static_cast<std::size_t>(count), 0);
   const hid_t ds = series.dataset.get();
   write_int3_attribute(ds, "stride", stride, impl_->in(name));
   write_int3_attribute(ds, "first_index", first_index, impl_->in(name));
@@ -367,28 +372,40 @@ void OutputFile::begin_snapshots(const std::string& field, int count, std::array
 
 void OutputFile::write_snapshot(const std::string& field, int index, double time,
                                 const float* data) {
+  auto it = impl_->snapshots.find(field);
+  write_snapshot_part(field, index, time, 0, it == impl_->snapshots.end() ? 0 : it->second.shape[0], data);
+}
+
+void OutputFile::write_snapshot_part(const std::string& field, int index, double time, int first_plane,
+                                     int planes, const float* data) {
   Hdf5Quiet quiet;
   impl_->require_open("write snapshot of " + quote(field));
   const std::string name = "/snapshots/" + field;
-  const std::string what =
-      "cannot write snapshot " + std::to_string(index) + " of " + impl_->in(name);
+  const std::string what = "cannot write snapshot " + std::to_string(index) + " of " + impl_->in(name);
   auto it = impl_->snapshots.find(field);
   if (it == impl_->snapshots.end()) throw IoError(what + ": begin_snapshots was not called");
   SnapshotSeries& s = it->second;
   if (index < 0 || index >= s.count) {
     throw IoError(what + ": index outside [0, " + std::to_string(s.count) + ")");
   }
+  if (first_plane < 0 || planes <= 0 || first_plane + planes > s.shape[0]) {
+    throw IoError(what + ": planes [" + std::to_string(first_plane) + ", " + std::to_string(first_plane + planes) +
+                  ") outside [0, " + std::to_string(s.shape[0]) + ")");
+  }
   if (data == nullptr) throw IoError(what + ": no data");
 
-  const hsize_t start[4] = {static_cast<hsize_t>(index), 0, 0, 0};
-  const hsize_t count[4] = {1, static_cast<hsize_t>(s.shape[0]), static_cast<hsize_t>(s.shape[1]),
+  const hsize_t start[4] = {static_cast<hsize_t>(index), static_cast<hsize_t>(first_plane), 0, 0};
+  const hsize_t count[4] = {1, static_cast<hsize_t>(planes), static_cast<hsize_t>(s.shape[1]),
                             static_cast<hsize_t>(s.shape[2])};
 #if H5_VERSION_GE(1, 10, 3)
-  const bool direct = s.one_chunk;
+  // The planes are one whole chunk (a snapshot of one chunk, or a part of write_snapshot_part
+  // on a chunk's planes): hand them to the file as they are (no selection). An edge chunk, of
+  // fewer planes, is stored whole, so it takes the selection.
+  const bool direct = s.whole_planes && first_plane % s.chunk_planes == 0 && planes == s.chunk_planes;
 #else
   const bool direct = false;
 #endif
-  if (direct) {  // the snapshot is one chunk: hand it to the file as it is (no selection)
+  if (direct) {
     const std::size_t bytes = static_cast<std::size_t>(count[1] * count[2] * count[3]) * sizeof(float);
 #if H5_VERSION_GE(1, 10, 3)
     check(H5Dwrite_chunk(s.dataset.get(), H5P_DEFAULT, 0, start, bytes, data), what);
@@ -401,6 +418,9 @@ void OutputFile::write_snapshot(const std::string& field, int index, double time
                    data),
           what);
   }
+  int& done = s.planes_written[static_cast<std::size_t>(index)];
+  done += planes;
+  if (done < s.shape[0]) return;  // its time once every plane is in
 
   const std::string twhat = "cannot write " + impl_->in("/snapshots/time");
   Hid tspace(check_id(H5Dget_space(impl_->time_dataset.get()), twhat));

@@ -49,11 +49,17 @@ class OutputFile {
   /// Creates /snapshots/<field> [count][nx][ny][nz] float32 (one chunk per snapshot) and, once,
   /// /snapshots/time [count] float64 (s, NaN until written). Snapshot point (a, b, c) is model
   /// grid index first_index + (a, b, c) * stride (first_index may be negative inside the PML).
+  /// `planes_per_chunk` > 0: a chunk holds at most that many planes of x (the parts of
+  /// write_snapshot_part, each then one chunk).
   void begin_snapshots(const std::string& field, int count, std::array<int, 3> shape,
                        std::array<int, 3> stride, std::array<int, 3> first_index,
-                       double interval_s);
+                       double interval_s, int planes_per_chunk = 0);
   /// Writes snapshot `index` (0-based) of `field`: nx*ny*nz floats, C order; time in s.
   void write_snapshot(const std::string& field, int index, double time, const float* data);
+  /// Writes planes [first_plane, first_plane + planes) of x of snapshot `index` from
+  /// data[planes][ny][nz]; its time is written once all its planes are (they must not overlap).
+  void write_snapshot_part(const std::string& field, int index, double time, int first_plane, int planes,
+                           const float* data);
 
   /// /final/<field> [nx][ny][nz] float32.
   void write_final_wavefield(const std::string& field, std::array<int, 3> shape, const float* data);

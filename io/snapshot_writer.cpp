@@ -41,10 +41,12 @@ int SnapshotWriter::acquire() {
   }
 }
 
-void SnapshotWriter::submit(int slot, int index, double time) {
+void SnapshotWriter::submit(int slot, int index, double time) { submit_part(slot, index, time, 0, 0); }
+
+void SnapshotWriter::submit_part(int slot, int index, double time, int first_plane, int planes) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    queue_.push_back({slot, index, time});
+    queue_.push_back({slot, index, time, first_plane, planes});
   }
   changed_.notify_all();
 }
@@ -72,7 +74,10 @@ void SnapshotWriter::loop() {
     }
     try {
       wait_copy_(job.slot);
-      file_.write_snapshot(field_, job.index, job.time, buffer_(job.slot));
+      if (job.planes == 0)
+        file_.write_snapshot(field_, job.index, job.time, buffer_(job.slot));
+      else
+        file_.write_snapshot_part(field_, job.index, job.time, job.first_plane, job.planes, buffer_(job.slot));
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = std::current_exception();

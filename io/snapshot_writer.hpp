@@ -29,6 +29,9 @@ class SnapshotWriter {
   /// A slot whose buffer may be overwritten (blocks while all are queued). Rethrows a write error.
   int acquire();
   void submit(int slot, int index, double time);
+  /// The same for planes [first_plane, first_plane + planes) of snapshot `index`, the slot's
+  /// buffer holding just those (OutputFile::write_snapshot_part).
+  void submit_part(int slot, int index, double time, int first_plane, int planes);
   /// Waits for every submitted snapshot to be written; rethrows a write error.
   void finish();
   /// Seconds the time loop spent waiting for a free slot.
@@ -38,6 +41,7 @@ class SnapshotWriter {
   struct Job {
     int slot, index;
     double time;
+    int first_plane = 0, planes = 0;  // planes 0: the whole snapshot
   };
   void loop();
 

@@ -149,10 +149,10 @@ class Propagator {
   /// [i][j][k] of the strided box.
   virtual void read_field(const std::string& name, const physics::Box3& box,
                           const physics::Index3& stride, float* out) = 0;
-  /// read_field by parts, slabs of whole planes of i of at most `max_floats` points (one plane
-  /// where a plane holds more), handed to `sink` one at a time in order of i: the host holds one
-  /// part, never the whole box. A distributed propagator hands rank 0 the parts of every rank in
-  /// turn and calls `sink` on no other rank.
+  /// read_field by parts: slabs of whole planes of i of the strided box, planes_per_part(its
+  /// shape, max_floats) planes each (the last fewer), handed to `sink` one at a time in order of
+  /// i, so that the host holds one slab, never the whole box. A distributed propagator gathers
+  /// each slab to rank 0 and calls `sink` on no other rank.
   virtual void read_field_by_parts(const std::string& name, const physics::Box3& box,
                                    const physics::Index3& stride, std::int64_t max_floats,
                                    const FieldPartSink& sink);
@@ -176,6 +176,10 @@ class Propagator {
   virtual void copy_field_async(const std::string& name, const physics::Box3& box,
                                 const physics::Index3& stride, int slot);
   virtual void wait_copy(int slot);
+  /// Whether snapshots had better come by read_field_by_parts, a slot a slab, than whole by
+  /// copy_field_async: where a snapshot is gathered (a distributed propagator), so that rank 0
+  /// holds slabs, not snapshots.
+  virtual bool snapshots_by_parts() const { return false; }
 
   /// Distributed runs: the transport that fills the halos of problem.halo's faces every step
   /// (it must outlive the propagator's steps). Without one, faces with a neighbour are not updated.

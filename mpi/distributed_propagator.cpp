@@ -189,44 +189,49 @@ void DistributedPropagator::take_traces(std::vector<float>& out) {
 
 void DistributedPropagator::read_field(const std::string& name, const Box3& box, const Index3& stride,
                                        float* out) {
-  const Index3 shape = strided_shape(box, stride);
   read_field_by_parts(name, box, stride, kernels::kFieldPartFloats, [&](const kernels::FieldPart& p) {
-    for (int i = 0; i < p.count.i; ++i)
-      for (int j = 0; j < p.count.j; ++j)
-        std::memcpy(out + ((static_cast<std::int64_t>(p.offset.i + i) * shape.j + p.offset.j + j) * shape.k + p.offset.k),
-                    p.data + (static_cast<std::int64_t>(i) * p.count.j + j) * p.count.k,
-                    sizeof(float) * static_cast<size_t>(p.count.k));
+    std::memcpy(out + static_cast<std::int64_t>(p.offset.i) * p.count.j * p.count.k, p.data,
+                sizeof(float) * static_cast<size_t>(p.count.i) * p.count.j * p.count.k);
   });
 }
 
 void DistributedPropagator::read_field_by_parts(const std::string& name, const Box3& box, const Index3& stride,
                                                 std::int64_t max_floats, const kernels::FieldPartSink& sink) {
-  // Rank by rank, each rank's part of the box in slabs of planes of i that rank 0 receives into one
-  // buffer and hands on: every rank cuts its part alike (strided_part, planes_per_part).
-  std::vector<float> data;
-  for (int r = 0; r < size_; ++r) {
-    if (rank_ != 0 && rank_ != r) continue;
-    const Box3 owned = decomposition_.box_of(r);
-    const StridedPart part = strided_part(box, stride, owned);
-    if (part.points() == 0) continue;
-    const int planes = kernels::planes_per_part(part.count, max_floats);
-    for (int i0 = 0; i0 < part.count.i; i0 += planes) {
-      const int n = std::min(planes, part.count.i - i0);
-      const kernels::FieldPart slab{{part.offset.i + i0, part.offset.j, part.offset.k}, {n, part.count.j, part.count.k}};
-      data.resize(static_cast<size_t>(n) * part.count.j * part.count.k);
-      const std::int64_t points = static_cast<std::int64_t>(data.size());
+  // Slab by slab of the strided box (whole planes, as a one-process propagator hands them out):
+  // every rank whose box meets the slab sends its part of it, rank 0 places them, then hands the
+  // slab on. Every rank cuts the slabs alike (planes_per_part).
+  const Index3 shape = strided_shape(box, stride);
+  if (static_cast<std::int64_t>(shape.i) * shape.j * shape.k <= 0) return;
+  const int planes = kernels::planes_per_part(shape, max_floats);
+  std::vector<float> slab, part;
+  for (int i0 = 0; i0 < shape.i; i0 += planes) {
+    const int n = std::min(planes, shape.i - i0);
+    Box3 cut = box;  // the slab's planes of the box
+    cut.lo.i = box.lo.i + i0 * stride.i;
+    cut.n.i = (n - 1) * stride.i + 1;
+    if (rank_ == 0) slab.resize(static_cast<size_t>(n) * shape.j * shape.k);
+    for (int r = 0; r < size_; ++r) {
+      if (rank_ != 0 && rank_ != r) continue;
+      const Box3 owned = decomposition_.box_of(r);
+      const StridedPart p = strided_part(cut, stride, owned);
+      if (p.points() == 0) continue;
+      part.resize(static_cast<size_t>(p.points()));
       if (r == rank_) {
-        Box3 local = part.box;  // the slab's planes, in the rank's own indices
-        local.lo.i += i0 * stride.i;
-        local.n.i = (n - 1) * stride.i + 1;
+        Box3 local = p.box;
         for (int a = 0; a < 3; ++a) local.lo[a] -= owned.lo[a];
-        local_->read_field(name, local, stride, data.data());
-        if (rank_ != 0) send_floats(data.data(), points, 0, kTagField, comm_);
+        local_->read_field(name, local, stride, part.data());
+        if (rank_ != 0) send_floats(part.data(), p.points(), 0, kTagField, comm_);
       } else {
-        recv_floats(data.data(), points, r, kTagField, comm_);
+        recv_floats(part.data(), p.points(), r, kTagField, comm_);
       }
-      if (rank_ == 0) sink({slab.offset, slab.count, data.data()});
+      if (rank_ != 0) continue;
+      for (int i = 0; i < p.count.i; ++i)
+        for (int j = 0; j < p.count.j; ++j)
+          std::memcpy(&slab[(static_cast<size_t>(p.offset.i + i) * shape.j + p.offset.j + j) * shape.k + p.offset.k],
+                      &part[(static_cast<size_t>(i) * p.count.j + j) * p.count.k],
+                      sizeof(float) * static_cast<size_t>(p.count.k));
     }
+    if (rank_ == 0) sink({{i0, 0, 0}, {n, shape.j, shape.k}, slab.data()});
   }
 }
 

@@ -56,7 +56,7 @@ class DistributedPropagator final : public kernels::Propagator {
   /// Rank 0 gets the box; `out` is not touched on the other ranks (it may be null there).
   void read_field(const std::string& name, const physics::Box3& box, const physics::Index3& stride,
                   float* out) override;
-  /// Rank 0 gets every rank's parts (rank 0's first), the other ranks send theirs.
+  /// Rank 0 gets the slabs, each gathered from the ranks that own a part of it; the others send.
   void read_field_by_parts(const std::string& name, const physics::Box3& box, const physics::Index3& stride,
                            std::int64_t max_floats, const kernels::FieldPartSink& sink) override;
   void write_state(const float* u_prev, const float* u) override;
@@ -69,6 +69,7 @@ class DistributedPropagator final : public kernels::Propagator {
   float* snapshot_buffer(int slot, std::int64_t count) override;
   void copy_field_async(const std::string& name, const physics::Box3& box,
                         const physics::Index3& stride, int slot) override;
+  bool snapshots_by_parts() const override { return true; }
   void set_halo_transport(kernels::HaloTransport*) override;
   /// This rank's phase times (use max_over_ranks for the slowest rank).
   kernels::StepSplit step_split() const override;

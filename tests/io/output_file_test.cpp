@@ -294,6 +294,29 @@ TEST_F(OutputFileTest, WritesFinalWavefield) {
   EXPECT_EQ(r.values("/final/p"), std::vector<double>(u.begin(), u.end()));
 }
 
+TEST_F(OutputFileTest, WritesSnapshotsByPartsOfWholeChunks) {
+  std::vector<float> u(5 * 2 * 3);
+  for (std::size_t m = 0; m < u.size(); ++m) u[m] = 1.0f + static_cast<float>(m);
+  {
+    OutputFile out(path_, false);
+    out.begin_snapshots("p", 2, {5, 2, 3}, {1, 1, 1}, {0, 0, 0}, 0.1, 2);
+    out.write_snapshot_part("p", 0, 0.1, 0, 2, u.data());          // a whole chunk
+    out.write_snapshot_part("p", 0, 0.1, 4, 1, u.data() + 4 * 6);  // the edge chunk
+    out.write_snapshot_part("p", 0, 0.1, 2, 2, u.data() + 2 * 6);
+    EXPECT_THROW(out.write_snapshot_part("p", 1, 0.2, 4, 2, u.data()), IoError);  // beyond x
+    out.write_snapshot_part("p", 1, 0.2, 0, 2, u.data());  // snapshot 1 never completed
+    out.commit();
+  }
+  Reader r(path_);
+  EXPECT_EQ(r.chunk("/snapshots/p"), (std::vector<hsize_t>{1, 2, 2, 3}));
+  const std::vector<double> v = r.values("/snapshots/p");
+  ASSERT_EQ(v.size(), 2 * u.size());
+  EXPECT_EQ(std::vector<double>(v.begin(), v.begin() + 30), std::vector<double>(u.begin(), u.end()));
+  const std::vector<double> t = r.values("/snapshots/time");
+  EXPECT_EQ(t[0], 0.1);
+  EXPECT_TRUE(std::isnan(t[1])) << "the time of a snapshot with planes missing";
+}
+
 TEST_F(OutputFileTest, WritesTheFinalWavefieldByParts) {
   std::vector<float> u(4 * 3 * 5);
   for (std::size_t m = 0; m < u.size(); ++m) u[m] = 0.5f + static_cast<float>(m);

@@ -148,7 +148,7 @@ receivers:
   - line: {start: [20, 150, 250], end: [340, 170, 250], count: 20}
 boundary: {pml: {width: 6}}
 execution: {backend: cpu}
-output: {overwrite: true, final_wavefield: true}
+output: {overwrite: true, final_wavefield: true, snapshots: {every: 20, stride: [2, 1, 3]}}
 )";
 
 // A smooth field in [-1, 1] varying along all three axes: the mean of three sines of a few wave
@@ -270,8 +270,10 @@ TEST(TtiMpirun, FourRanksReadTheirWindowsOfModelFilesAndWriteWhatOneRankWrites) 
     ASSERT_EQ(survey.minimod(0, one, set_layer), 0) << survey.log(one);
     const auto ref_traces = read_dataset(survey.dir / one, "/seismograms/p");
     const auto ref_final = read_dataset(survey.dir / one, "/final/p");
+    const auto ref_snapshots = read_dataset(survey.dir / one, "/snapshots/p");
     ASSERT_EQ(ref_traces.empty(), false);
     ASSERT_EQ(ref_final.empty(), false);
+    ASSERT_GT(ref_snapshots.size(), ref_final.size() / 3) << "fewer than two snapshots";
     float peak = 0;
     bool finite = true;
     for (float x : ref_traces) peak = std::max(peak, std::abs(x)), finite = finite && std::isfinite(x);
@@ -292,6 +294,8 @@ TEST(TtiMpirun, FourRanksReadTheirWindowsOfModelFilesAndWriteWhatOneRankWrites) 
           << text;
       EXPECT_EQ(read_dataset(survey.dir / out, "/seismograms/p"), ref_traces) << c.layer << " " << dims;
       EXPECT_EQ(read_dataset(survey.dir / out, "/final/p"), ref_final) << c.layer << " " << dims;
+      // gathered slab by slab on rank 0 (Propagator::snapshots_by_parts), written as one rank writes them
+      EXPECT_EQ(read_dataset(survey.dir / out, "/snapshots/p"), ref_snapshots) << c.layer << " " << dims;
       // The whole model's count, largest turn and first point, combined from the ranks' windows:
       // the warning as one rank gives it, printed once (rank 0 prints the plan's warnings).
       const auto warning = lines_with(text, kTurnWarning);

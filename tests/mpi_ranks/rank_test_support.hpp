@@ -87,9 +87,9 @@ inline std::string where_differ(const std::vector<float>& a, const std::vector<f
          std::to_string(first);
 }
 
-/// read_field_by_parts with parts of two planes of the strided box at most (a rank's parts hold
-/// more planes, being narrower): only rank 0 is handed parts, which cover every point once and
-/// equal `whole` (read_field's result there) bit for bit.
+/// read_field_by_parts with slabs of two planes of the strided box (the 3 floats more do not make
+/// a third): only rank 0 is handed slabs, in order, which cover every point once and equal
+/// `whole` (read_field's result there) bit for bit.
 inline void expect_parts_equal_the_field(kernels::Propagator& p, const std::string& field, const Box3& b,
                                          const Index3& st, const std::vector<float>& whole) {
   const Index3 sn = physics::strided_shape(b, st);
@@ -99,9 +99,10 @@ inline void expect_parts_equal_the_field(kernels::Propagator& p, const std::stri
   std::vector<int> times(got.size(), 0);
   int parts = 0;
   p.read_field_by_parts(field, b, st, 2 * plane + 3, [&](const kernels::FieldPart& part) {
-    ++parts;
     ASSERT_TRUE(root) << "a part handed to rank " << world_rank();
-    ASSERT_LE(static_cast<std::int64_t>(part.count.i) * part.count.j * part.count.k, 2 * plane + 3);
+    EXPECT_EQ(part.offset, (Index3{2 * parts, 0, 0}));
+    EXPECT_EQ(part.count, (Index3{std::min(2, sn.i - 2 * parts), sn.j, sn.k}));
+    ++parts;
     for (int i = 0; i < part.count.i; ++i)
       for (int j = 0; j < part.count.j; ++j)
         for (int k = 0; k < part.count.k; ++k) {
@@ -112,7 +113,7 @@ inline void expect_parts_equal_the_field(kernels::Propagator& p, const std::stri
         }
   });
   if (!root) return;
-  EXPECT_GE(parts, (sn.i + 1) / 2) << field;
+  EXPECT_EQ(parts, (sn.i + 1) / 2) << field;
   EXPECT_EQ(std::count(times.begin(), times.end(), 1), static_cast<std::ptrdiff_t>(times.size()))
       << "points of " << field << " handed out never or more than once";
   EXPECT_EQ(max_difference(got, whole), 0.0) << field << " by parts: " << where_differ(got, whole);
