@@ -140,25 +140,6 @@ bool layer_beside_inner() {
   return beside;
 }
 
-/// The layer's point kernels' preferred shared-memory carveout (percent of the unified L1 and
-/// shared memory; 0: the largest L1), from MINIMOD_TTI_LAYER_CARVEOUT (read once; unset: none,
-/// the driver's choice): an A/B of how much of pass 2's gathers of V the L1 keeps.
-void set_layer_carveout() {
-  static const int carveout = [] {
-    const char* v = std::getenv("MINIMOD_TTI_LAYER_CARVEOUT");
-    return v == nullptr || *v == 0 ? -1 : std::atoi(v);
-  }();
-  if (carveout < 0) return;
-  const auto set = [](const void* kernel) {
-    MM_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, carveout));
-  };
-  set(reinterpret_cast<const void*>(tti_cpml_psi<true>));
-  set(reinterpret_cast<const void*>(tti_cpml_psi<false>));
-  set(reinterpret_cast<const void*>(tti_cpml_layer<true>));
-  set(reinterpret_cast<const void*>(tti_cpml_layer<false>));
-  set(reinterpret_cast<const void*>(tti_cpml_layer_rows));
-}
-
 /// 256 threads over a slab: 32 along k (coalesced rows) where the slab is that deep, else the
 /// width of 8, 16 or 32 that wastes fewest threads on a thin k face; then j, and 2 along i, so
 /// that a block's stencil neighbours along j and i share the cache (one k row a block, over the
@@ -314,7 +295,6 @@ class CudaAcousticTti final : public Propagator {
         MM_CUDA_CHECK(cudaMemcpy(eta_[a].data(), e.data(), e.size() * 4, cudaMemcpyHostToDevice));
     }
     if (cpml) {
-      set_layer_carveout();
       cpml_fields_ = DeviceBuffer<float>(std::max<std::int64_t>(1, kTtiCpmlFields * cpml_.count), "CPML fields");
       MM_CUDA_CHECK(cudaMemset(cpml_fields_.data(), 0, static_cast<size_t>(cpml_fields_.bytes())));
       cpml_.fields = cpml_fields_.data();
