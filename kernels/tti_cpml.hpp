@@ -577,6 +577,39 @@ MM_HOST_DEVICE MM_FORCE_INLINE Rows load_by_rows(const float* base, const TtiCpm
   return r;
 }
 
+/// The rows as a family's CPML launch stores them for pass 2 (TtiCpmlArgs::rows), folded: where
+/// two axes are not damped at a point (b = 0 there: the inside of a face, most of the layer), a
+/// row of either enters pass 2 only through the sum of the stretched operators (its zeta stays
+/// zero, tti_stretched_operators), so the higher one's row is added to the lower one's and its
+/// slot is neither written nor read: 2 of the 6 arrays fewer at such points, both ways.
+struct FoldedRow {
+  int skip = -1, into = -1;  // skip's row added to into's; -1: none (an edge or a corner of the layer)
+};
+MM_HOST_DEVICE MM_FORCE_INLINE FoldedRow folded_row(const TtiCpmlArgs& c, int i, int j, int k) {
+  const bool damped[3] = {c.b[0][i] != 0.0f, c.b[1][j] != 0.0f, c.b[2][k] != 0.0f};
+  if (int(damped[0]) + int(damped[1]) + int(damped[2]) != 1) return {};
+  if (damped[0]) return {2, 1};
+  if (damped[1]) return {2, 0};
+  return {1, 0};
+}
+MM_HOST_DEVICE MM_FORCE_INLINE void store_rows_folded(float* base, const TtiCpmlArgs& c, std::int64_t x,
+                                                      const physics::TtiRows& r, const FoldedRow& f) {
+  for (int a = 0; a < 3; ++a) {
+    if (a == f.skip) continue;
+    base[a * c.layer.count + x] = a == f.into ? r.perp[a] + r.perp[f.skip] : r.perp[a];
+    base[(3 + a) * c.layer.count + x] = a == f.into ? r.axis[a] + r.axis[f.skip] : r.axis[a];
+  }
+}
+MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows load_rows_folded(const float* base, const TtiCpmlArgs& c,
+                                                                 std::int64_t x, const FoldedRow& f) {
+  physics::TtiRows r;
+  for (int a = 0; a < 3; ++a) {
+    r.perp[a] = a == f.skip ? 0.0f : load(base + a * c.layer.count + x);
+    r.axis[a] = a == f.skip ? 0.0f : load(base + (3 + a) * c.layer.count + x);
+  }
+  return r;
+}
+
 /// Pass 2 at point (i, j, k) of layer slab `slab`, compact index x.
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_layer_point(const TtiStepArgs& g, const TtiCpmlArgs& c,
                                                         const physics::Box3& slab, int i, int j, int k,

@@ -117,7 +117,8 @@ __global__ void __launch_bounds__(256, 4) tti_cpml_layer(TtiStepArgs g, TtiCpmlA
     tti_cpml_layer_update<Vti>(g, c, slab, pt.i, pt.j, pt.k, pt.x, tti_rows_of<Vti>(g, g.p.offset(pt.i, pt.j, pt.k)));
 }
 
-/// tti_cpml_layer with the rows given (TtiCpmlArgs::rows, from the family's CPML launch). Built
+/// tti_cpml_layer with the rows given (TtiCpmlArgs::rows, from the family's CPML launch, folded:
+/// load_rows_folded). Built
 /// for 5 blocks an SM (48 registers, 48 B spilled; 64 registers unbounded): its warps wait on
 /// global loads (long scoreboard, 7 of 13 cycles an instruction at 4 blocks, Nsight Compute,
 /// 512^3), and the fifth block took the CPML at 1000^3 from 27.26 to 27.48 GPts/s with a 27-point
@@ -126,7 +127,7 @@ __global__ void __launch_bounds__(256, 5) tti_cpml_layer_rows(TtiStepArgs g, Tti
                                                               physics::Box3 part, std::int64_t start) {
   const SlabPoint pt = slab_point(slab, part, start);
   if (pt.valid) tti_cpml_layer_update(g, c, slab, pt.i, pt.j, pt.k, pt.x,
-                                       load_by_rows<physics::TtiRows>(c.rows, c, pt.x));
+                                       load_rows_folded(c.rows, c, pt.x, folded_row(c, pt.i, pt.j, pt.k)));
 }
 
 /// Whether a CPML step runs the layer's launches on a stream of their own beside the inner box's

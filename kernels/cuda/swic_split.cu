@@ -932,7 +932,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       const RawPoint ro = kAxis ? RawPoint{{0, 0, 0, rg[2 * kOwnPoints]}, rg[0], rg[kOwnPoints]}
                                 : RawPoint{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
       if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
-        store_by_rows(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows));
+        store_rows_folded(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows), folded_row(cpml, o, j, k));
       } else {
         const float kappa_perp = kAxis ? g.axis_weights.kappa_perp : in(6);
         const physics::TtiRhs r = output_rhs(Q[0], ro, {kappa_perp, in(7)}, in(8));
