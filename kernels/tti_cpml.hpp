@@ -592,17 +592,22 @@ MM_HOST_DEVICE MM_FORCE_INLINE FoldedRow folded_row(const TtiCpmlArgs& c, int i,
   if (damped[1]) return {2, 0};
   return {1, 0};
 }
+/// The rows' centre weights (physics::TtiRowCentres, TtiCpmlArgs::row_centres) are stored folded
+/// alike, so that the launch loads 4 of them there: the skipped row, formed without its centre
+/// weight, then adds to the other one, formed with both.
+template <class Rows>
 MM_HOST_DEVICE MM_FORCE_INLINE void store_rows_folded(float* base, const TtiCpmlArgs& c, std::int64_t x,
-                                                      const physics::TtiRows& r, const FoldedRow& f) {
+                                                      const Rows& r, const FoldedRow& f) {
   for (int a = 0; a < 3; ++a) {
     if (a == f.skip) continue;
     base[a * c.layer.count + x] = a == f.into ? r.perp[a] + r.perp[f.skip] : r.perp[a];
     base[(3 + a) * c.layer.count + x] = a == f.into ? r.axis[a] + r.axis[f.skip] : r.axis[a];
   }
 }
-MM_HOST_DEVICE MM_FORCE_INLINE physics::TtiRows load_rows_folded(const float* base, const TtiCpmlArgs& c,
-                                                                 std::int64_t x, const FoldedRow& f) {
-  physics::TtiRows r;
+template <class Rows = physics::TtiRows>
+MM_HOST_DEVICE MM_FORCE_INLINE Rows load_rows_folded(const float* base, const TtiCpmlArgs& c, std::int64_t x,
+                                                     const FoldedRow& f) {
+  Rows r;
   for (int a = 0; a < 3; ++a) {
     r.perp[a] = a == f.skip ? 0.0f : load(base + a * c.layer.count + x);
     r.axis[a] = a == f.skip ? 0.0f : load(base + (3 + a) * c.layer.count + x);

@@ -95,14 +95,16 @@ __global__ void tti_cpml_psi(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, p
   if (pt.valid) tti_cpml_psi_point<Vti>(g, c, pt.i, pt.j, pt.k);
 }
 /// The rows' centre weights (physics::tti_row_centres) at the points of one slab of the layer, for
-/// the families that take the CPML's rows from their split-form sums (TtiCpmlArgs::row_centres).
+/// the families that take the CPML's rows from their split-form sums (TtiCpmlArgs::row_centres),
+/// folded as the rows are (store_rows_folded).
 __global__ void fill_row_centres(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, physics::Box3 part,
                                  std::int64_t start) {
   const SlabPoint pt = slab_point(slab, part, start);
   if (!pt.valid) return;
   const TtiGlobalPoint at{g, g.nx.offset(pt.i, pt.j, pt.k)};
-  store_by_rows(c.row_centres, c, pt.x,
-                physics::tti_row_centres([&at](int di, int dj, int dk) { return at.medium(di, dj, dk); }, g.weights));
+  store_rows_folded(c.row_centres, c, pt.x,
+                    physics::tti_row_centres([&at](int di, int dj, int dk) { return at.medium(di, dj, dk); }, g.weights),
+                    folded_row(c, pt.i, pt.j, pt.k));
 }
 // Built for 4 blocks of 256 threads per SM (64 registers, 40 B spilled): 15.69 GPts/s at 1000^3
 // on an H200 against 14.69 at 76 registers and 3 blocks (bench/results/2026-11-27-h200-tti-cpml.md).

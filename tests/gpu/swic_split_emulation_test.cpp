@@ -337,21 +337,26 @@ class SwicSplitCpmlEmulation : public ::testing::Test {
       c_.b[a] = profiles_[3 + a].data();
     }
     c_.d1 = pml::make_axis_derivatives(s_.problem.grid.spacing);
+    fill_row_centres();
+    rows_.assign(static_cast<size_t>(6 * c_.count), std::nanf(""));  // unwritten rows show
+    c_.rows = rows_.data();
+  }
+  /// The rows' centre weights, folded for the profiles as they are (as fill_row_centres does).
+  void fill_row_centres() {
     const auto g = s_.args();
-    row_centres_.resize(static_cast<size_t>(6 * c_.count));
+    row_centres_.assign(static_cast<size_t>(6 * c_.count), std::nanf(""));
     for (int i = 0; i < n_.i; ++i)
       for (int j = 0; j < n_.j; ++j)
         for (int k = 0; k < n_.k; ++k) {
           const std::int64_t x = c_.layer(i, j, k);
           if (x < 0) continue;
           const kernels::TtiGlobalPoint at{g, g.p.offset(i, j, k)};
-          kernels::store_by_rows(row_centres_.data(), c_, x,
-                                 physics::tti_row_centres(
-                                     [&at](int di, int dj, int dk) { return at.medium(di, dj, dk); }, g.weights));
+          kernels::store_rows_folded(
+              row_centres_.data(), c_, x,
+              physics::tti_row_centres([&at](int di, int dj, int dk) { return at.medium(di, dj, dk); }, g.weights),
+              kernels::folded_row(c_, i, j, k));
         }
     c_.row_centres = row_centres_.data();
-    rows_.assign(static_cast<size_t>(6 * c_.count), std::nanf(""));  // unwritten rows show
-    c_.rows = rows_.data();
   }
 
   struct State {
@@ -501,6 +506,7 @@ class SwicSplitCpmlEmulation : public ::testing::Test {
     for (int a = 0; a < 3; ++a)
       for (int t = s_.inner.lo[a]; t < s_.inner.hi()[a]; ++t) profiles_[3 + a][static_cast<size_t>(t)] = 0.0f;
     zeta_may_stay_unwritten_ = true;  // (zeta of an axis damped nowhere in a slab)
+    fill_row_centres();               // folded as the profiles now say
     expect_every_slab_alike();
     std::int64_t folded = 0, unwritten = 0;
     for (int i = 0; i < n_.i; ++i)
