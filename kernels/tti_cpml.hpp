@@ -577,47 +577,6 @@ MM_HOST_DEVICE MM_FORCE_INLINE Rows load_by_rows(const float* base, const TtiCpm
   return r;
 }
 
-/// The rows as a family's CPML launch stores them for pass 2 (TtiCpmlArgs::rows), folded: where
-/// two axes are not damped at a point (b = 0 there: the inside of a face, most of the layer), a
-/// row of either enters pass 2 only through the sum of the stretched operators (its zeta stays
-/// zero, tti_stretched_operators), so the higher one's row is added to the lower one's and its
-/// slot is neither written nor read: 2 of the 6 arrays fewer at such points, both ways.
-struct FoldedRow {
-  int skip = -1, into = -1;  // skip's row added to into's; -1: none (an edge or a corner of the layer)
-};
-MM_HOST_DEVICE MM_FORCE_INLINE FoldedRow folded_row(const TtiCpmlArgs& c, int i, int j, int k) {
-  const bool dx = c.b[0][i] != 0.0f, dy = c.b[1][j] != 0.0f, dz = c.b[2][k] != 0.0f;
-  if (int(dx) + int(dy) + int(dz) != 1) return {};
-  return dx ? FoldedRow{2, 1} : (dy ? FoldedRow{2, 0} : FoldedRow{1, 0});
-}
-/// The rows' centre weights (physics::TtiRowCentres, TtiCpmlArgs::row_centres) are stored folded
-/// alike, so that the launch loads 4 of them there: the skipped row, formed without its centre
-/// weight, then adds to the other one, formed with both.
-template <class Rows>
-MM_HOST_DEVICE MM_FORCE_INLINE void store_rows_folded(float* base, const TtiCpmlArgs& c, std::int64_t x,
-                                                      const Rows& r, const FoldedRow& f) {
-  // The skipped row by selects, not r.perp[f.skip]: an index known only at run time put the rows
-  // on the stack (24 B a thread in the CPML launch, which then ran the CPML 1% slower).
-  const float perp_skip = f.skip == 1 ? r.perp[1] : r.perp[2], axis_skip = f.skip == 1 ? r.axis[1] : r.axis[2];
-  MM_UNROLL
-  for (int a = 0; a < 3; ++a) {
-    if (a == f.skip) continue;
-    base[a * c.layer.count + x] = a == f.into ? r.perp[a] + perp_skip : r.perp[a];
-    base[(3 + a) * c.layer.count + x] = a == f.into ? r.axis[a] + axis_skip : r.axis[a];
-  }
-}
-template <class Rows = physics::TtiRows>
-MM_HOST_DEVICE MM_FORCE_INLINE Rows load_rows_folded(const float* base, const TtiCpmlArgs& c, std::int64_t x,
-                                                     const FoldedRow& f) {
-  Rows r;
-  MM_UNROLL
-  for (int a = 0; a < 3; ++a) {
-    r.perp[a] = a == f.skip ? 0.0f : load(base + a * c.layer.count + x);
-    r.axis[a] = a == f.skip ? 0.0f : load(base + (3 + a) * c.layer.count + x);
-  }
-  return r;
-}
-
 /// Pass 2 at point (i, j, k) of layer slab `slab`, compact index x.
 MM_HOST_DEVICE MM_FORCE_INLINE void tti_cpml_layer_point(const TtiStepArgs& g, const TtiCpmlArgs& c,
                                                         const physics::Box3& slab, int i, int j, int k,

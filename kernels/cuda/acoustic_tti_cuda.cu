@@ -95,16 +95,14 @@ __global__ void tti_cpml_psi(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, p
   if (pt.valid) tti_cpml_psi_point<Vti>(g, c, pt.i, pt.j, pt.k);
 }
 /// The rows' centre weights (physics::tti_row_centres) at the points of one slab of the layer, for
-/// the families that take the CPML's rows from their split-form sums (TtiCpmlArgs::row_centres),
-/// folded as the rows are (store_rows_folded).
+/// the families that take the CPML's rows from their split-form sums (TtiCpmlArgs::row_centres).
 __global__ void fill_row_centres(TtiStepArgs g, TtiCpmlArgs c, physics::Box3 slab, physics::Box3 part,
                                  std::int64_t start) {
   const SlabPoint pt = slab_point(slab, part, start);
   if (!pt.valid) return;
   const TtiGlobalPoint at{g, g.nx.offset(pt.i, pt.j, pt.k)};
-  store_rows_folded(c.row_centres, c, pt.x,
-                    physics::tti_row_centres([&at](int di, int dj, int dk) { return at.medium(di, dj, dk); }, g.weights),
-                    folded_row(c, pt.i, pt.j, pt.k));
+  store_by_rows(c.row_centres, c, pt.x,
+                physics::tti_row_centres([&at](int di, int dj, int dk) { return at.medium(di, dj, dk); }, g.weights));
 }
 // Built for 4 blocks of 256 threads per SM (64 registers, 40 B spilled): 15.69 GPts/s at 1000^3
 // on an H200 against 14.69 at 76 registers and 3 blocks (bench/results/2026-11-27-h200-tti-cpml.md).
@@ -119,8 +117,7 @@ __global__ void __launch_bounds__(256, 4) tti_cpml_layer(TtiStepArgs g, TtiCpmlA
     tti_cpml_layer_update<Vti>(g, c, slab, pt.i, pt.j, pt.k, pt.x, tti_rows_of<Vti>(g, g.p.offset(pt.i, pt.j, pt.k)));
 }
 
-/// tti_cpml_layer with the rows given (TtiCpmlArgs::rows, from the family's CPML launch, folded:
-/// load_rows_folded). Built
+/// tti_cpml_layer with the rows given (TtiCpmlArgs::rows, from the family's CPML launch). Built
 /// for 5 blocks an SM (48 registers, 48 B spilled; 64 registers unbounded): its warps wait on
 /// global loads (long scoreboard, 7 of 13 cycles an instruction at 4 blocks, Nsight Compute,
 /// 512^3), and the fifth block took the CPML at 1000^3 from 27.26 to 27.48 GPts/s with a 27-point
@@ -129,7 +126,7 @@ __global__ void __launch_bounds__(256, 5) tti_cpml_layer_rows(TtiStepArgs g, Tti
                                                               physics::Box3 part, std::int64_t start) {
   const SlabPoint pt = slab_point(slab, part, start);
   if (pt.valid) tti_cpml_layer_update(g, c, slab, pt.i, pt.j, pt.k, pt.x,
-                                       load_rows_folded(c.rows, c, pt.x, folded_row(c, pt.i, pt.j, pt.k)));
+                                       load_by_rows<physics::TtiRows>(c.rows, c, pt.x));
 }
 
 /// Whether a CPML step runs the layer's launches on a stream of their own beside the inner box's

@@ -893,13 +893,11 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
     // output's completion is not hidden).
     physics::TtiRowCentres kappa_rows{};
     std::int64_t row_x = 0;  // the output's compact layer index
-    FoldedRow folded;        // and its rows' folding (folded_row)
     if constexpr (kRows) {
       const int o = c - R;
       if ((steady || (o >= i_begin && o < i_end)) && writes) {
         row_x = cpml.layer.start[slab] + cpml.layer.slab(slab).position(o, j, k);
-        folded = folded_row(cpml, o, j, k);
-        kappa_rows = load_rows_folded<physics::TtiRowCentres>(cpml.row_centres, cpml, row_x, folded);
+        kappa_rows = load_by_rows<physics::TtiRowCentres>(cpml.row_centres, cpml, row_x);
       }
     }
     const bool in_plane = steady || (c >= i_begin && c < i_end);  // block-uniform
@@ -934,7 +932,7 @@ MM_HOST_DEVICE MM_FORCE_INLINE void swic_split_tensor_block(const Block& blk, co
       const RawPoint ro = kAxis ? RawPoint{{0, 0, 0, rg[2 * kOwnPoints]}, rg[0], rg[kOwnPoints]}
                                 : RawPoint{{in(2), in(3), in(4), in(5)}, in(0), in(1)};
       if constexpr (kRows) {  // a CPML layer point: its rows, for pass 2 (tti_cpml_layer_rows)
-        store_rows_folded(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows), folded);
+        store_by_rows(cpml.rows, cpml, row_x, output_rows(Q[0], ro, kappa_rows));
       } else {
         const float kappa_perp = kAxis ? g.axis_weights.kappa_perp : in(6);
         const physics::TtiRhs r = output_rhs(Q[0], ro, {kappa_perp, in(7)}, in(8));
