@@ -44,11 +44,8 @@ void Propagator::read_field_by_parts(const std::string& name, const physics::Box
   std::vector<float> data;
   for (int i0 = 0; i0 < count.i; i0 += planes) {
     const int n = std::min(planes, count.i - i0);
-    physics::Box3 slab = box;
-    slab.lo.i = box.lo.i + i0 * stride.i;
-    slab.n.i = (n - 1) * stride.i + 1;
     data.resize(static_cast<size_t>(n) * count.j * count.k);
-    read_field(name, slab, stride, data.data());
+    read_field(name, strided_planes(box, stride, i0, n), stride, data.data());
     sink({{i0, 0, 0}, {n, count.j, count.k}, data.data()});
   }
 }

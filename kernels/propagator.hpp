@@ -129,6 +129,14 @@ inline int planes_per_part(const physics::Index3& count, std::int64_t max_floats
   return n < 1 ? 1 : (n > count.i ? count.i : static_cast<int>(n));
 }
 
+/// The box's planes [i0, i0 + n) of its strided shape along i: the part planes_per_part cuts.
+inline physics::Box3 strided_planes(const physics::Box3& box, const physics::Index3& stride, int i0, int n) {
+  physics::Box3 cut = box;
+  cut.lo.i = box.lo.i + i0 * stride.i;
+  cut.n.i = (n - 1) * stride.i + 1;
+  return cut;
+}
+
 class Propagator {
  public:
   virtual ~Propagator() = default;

@@ -206,9 +206,7 @@ void DistributedPropagator::read_field_by_parts(const std::string& name, const B
   std::vector<float> slab, part;
   for (int i0 = 0; i0 < shape.i; i0 += planes) {
     const int n = std::min(planes, shape.i - i0);
-    Box3 cut = box;  // the slab's planes of the box
-    cut.lo.i = box.lo.i + i0 * stride.i;
-    cut.n.i = (n - 1) * stride.i + 1;
+    const Box3 cut = kernels::strided_planes(box, stride, i0, n);
     if (rank_ == 0) slab.resize(static_cast<size_t>(n) * shape.j * shape.k);
     for (int r = 0; r < size_; ++r) {
       if (rank_ != 0 && rank_ != r) continue;

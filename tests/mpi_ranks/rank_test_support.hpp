@@ -76,8 +76,6 @@ struct RunSpec {
   Index3 snapshot_stride{2, 3, 2};
 };
 
-/// spec.steps steps from random u (p) and u_prev (p_prev) with one random multi-node source and 23
-/// receivers, then the fields and the strided snapshot (rank 0 only in a distributed run).
 /// "n of N differ, first at flat index f": where two arrays part (for failure messages).
 inline std::string where_differ(const std::vector<float>& a, const std::vector<float>& b) {
   size_t count = 0, first = 0;
@@ -119,6 +117,8 @@ inline void expect_parts_equal_the_field(kernels::Propagator& p, const std::stri
   EXPECT_EQ(max_difference(got, whole), 0.0) << field << " by parts: " << where_differ(got, whole);
 }
 
+/// spec.steps steps from random u (p) and u_prev (p_prev) with one random multi-node source and 23
+/// receivers, then the fields and the strided snapshot (rank 0 only in a distributed run).
 inline Outcome run_from_random_state(kernels::Propagator& p, Index3 n, unsigned seed,
                                      const RunSpec& spec) {
   std::mt19937 rng(seed);
