@@ -114,7 +114,6 @@ MM_HOST_DEVICE void tti_cpml_pass2_tile(const Block& blk, const TtiStepArgs& g, 
 /// deep, else the width of 8 or 16 that wastes fewest threads (as slab_block chooses).
 inline int cpml_tile_width(int depth) {
   int w = 32;
-  if (depth >= 32) return w;
   for (const int v : {16, 8})
     if ((depth + v - 1) / v * v < (depth + w - 1) / w * w) w = v;
   return w;
