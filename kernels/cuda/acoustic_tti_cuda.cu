@@ -20,18 +20,14 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
-#include <type_traits>
 
 #include "kernels/cuda/autotune.hpp"
-#include "kernels/cuda/block_emulation.hpp"
-#include "kernels/cuda/block_model.cuh"
 #include "kernels/cuda/cuda_backend.hpp"
 #include "kernels/cuda/field_kernels.cuh"
 #include "kernels/cuda/registry.hpp"
 #include "kernels/cuda/resources.hpp"
 #include "kernels/cuda/snapshot_copies.cuh"
 #include "kernels/cuda/step_split_events.hpp"
-#include "kernels/cuda/tti_cpml_tiles.cuh"
 #include "kernels/tti_cpml.hpp"
 #include "kernels/tti_point.hpp"
 #include "kernels/tti_propagator.hpp"
@@ -131,44 +127,6 @@ __global__ void __launch_bounds__(256, 5) tti_cpml_layer_rows(TtiStepArgs g, Tti
   const SlabPoint pt = slab_point(slab, part, start);
   if (pt.valid) tti_cpml_layer_update(g, c, slab, pt.i, pt.j, pt.k, pt.x,
                                        load_by_rows<physics::TtiRows>(c.rows, c, pt.x));
-}
-
-/// tti_cpml_layer_rows by tiles (kernels/cuda/tti_cpml_tiles.cuh): V staged in shared memory.
-template <int TK>
-__global__ void __launch_bounds__(CpmlTile<TK>::kThreads, 2) tti_cpml_layer_tiles(TtiStepArgs g, TtiCpmlArgs c,
-                                                                                 physics::Box3 slab,
-                                                                                 physics::Box3 part,
-                                                                                 std::int64_t start) {
-  __shared__ float tile[CpmlTile<TK>::kFloats];
-  tti_cpml_pass2_tile<TK>(DeviceBlock{}, g, c, slab, part, start, tile);
-}
-
-/// Calls f(std::integral_constant<int, TK>) with the tile width for a part `depth` deep along k.
-template <class F>
-void with_cpml_tile_width(int depth, const F& f) {
-  switch (cpml_tile_width(depth)) {
-    case 8: return f(std::integral_constant<int, 8>{});
-    case 16: return f(std::integral_constant<int, 16>{});
-    default: return f(std::integral_constant<int, 32>{});
-  }
-}
-
-/// The tiled pass 2's blocks over part q of a slab (i fastest, then k, then j, as slab_grid).
-template <int TK>
-dim3 cpml_tile_grid(const physics::Box3& q) {
-  using T = CpmlTile<TK>;
-  return dim3(ceil_div(q.n.i, T::kI), ceil_div(q.n.k, T::kK), ceil_div(q.n.j, T::kJ));
-}
-
-/// Whether pass 2 from the family's rows runs by tiles (tti_cpml_layer_tiles) rather than one
-/// thread a point with its gathers (tti_cpml_layer_rows): yes unless MINIMOD_TTI_PASS2_TILES=0
-/// (read once), kept for A/B timing.
-bool pass2_by_tiles() {
-  static const bool tiles = [] {
-    const char* v = std::getenv("MINIMOD_TTI_PASS2_TILES");
-    return v == nullptr || std::strcmp(v, "0") != 0;
-  }();
-  return tiles;
 }
 
 /// Whether a CPML step runs the layer's launches on a stream of their own beside the inner box's
@@ -709,17 +667,7 @@ class CudaAcousticTti final : public Propagator {
       family_->launch_tti_cpml_layer(g, cpml_, slab, q, s);
       MM_CUDA_CHECK_LAUNCH(family_->name.c_str());
     });
-    if (!pass2_by_tiles())
-      return launch_on_slabs(tti_cpml_layer_rows, "tti_cpml_layer_rows", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part,
-                             s);
-    for_each_slab(cpml_.layer, {0, 0, 0}, part, [&](int slab, const Box3& b, const Box3& q) {
-      with_cpml_tile_width(q.n.k, [&](auto width) {
-        constexpr int TK = decltype(width)::value;
-        tti_cpml_layer_tiles<TK><<<cpml_tile_grid<TK>(q), CpmlTile<TK>::kThreads, 0, s>>>(g, cpml_, b, q,
-                                                                                           cpml_.layer.start[slab]);
-        MM_CUDA_CHECK_LAUNCH("tti_cpml_layer_tiles");
-      });
-    });
+    launch_on_slabs(tti_cpml_layer_rows, "tti_cpml_layer_rows", g, cpml_, cpml_.layer, {0, 0, 0}, 0, part, s);
   }
 
   /// p_next and q_next (p0_, q0_) into the neighbours' halos, faces and edges, one message per
@@ -804,19 +752,6 @@ class CudaAcousticTti final : public Propagator {
 };
 
 }  // namespace
-
-void emulate_tti_cpml_pass2_tiles(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& part) {
-  for_each_slab(c.layer, {0, 0, 0}, part, [&](int slab, const physics::Box3& b, const physics::Box3& q) {
-    with_cpml_tile_width(q.n.k, [&](auto width) {
-      constexpr int TK = decltype(width)::value;
-      const dim3 d = cpml_tile_grid<TK>(q);
-      const int grid[3] = {static_cast<int>(d.x), static_cast<int>(d.y), static_cast<int>(d.z)};
-      emulate_grid(grid, CpmlTile<TK>::kThreads, 1, CpmlTile<TK>::kFloats * 4, [&](HostBlock& blk, unsigned char* raw) {
-        tti_cpml_pass2_tile<TK>(blk, g, c, b, q, c.layer.start[slab], reinterpret_cast<float*>(raw));
-      });
-    });
-  });
-}
 
 std::unique_ptr<Propagator> make_cuda_acoustic_tti(const AcousticTtiProblem& problem, const std::string& kernel) {
   if (kernel == "auto") {

@@ -28,10 +28,6 @@ void emulate_swic_split(const TtiStepArgs& g, const physics::Box3& region, const
 void emulate_swic_split_cpml(const TtiStepArgs& g, const TtiCpmlArgs& c, int slab, const physics::Box3& region,
                              int chunk);
 
-/// The CPML's pass 2 by tiles (tti_cpml_tiles.cuh) at the own layer's points inside `part`, from
-/// the rows in c.rows, emulated: as the CUDA propagator launches it, slab by slab.
-void emulate_tti_cpml_pass2_tiles(const TtiStepArgs& g, const TtiCpmlArgs& c, const physics::Box3& part);
-
 /// The streamed CPML passes (pml.cu, the default) on every box of `boxes`, emulated,
 /// `chunk` i planes per block: the first pass (psi), then after it on all boxes, the second.
 void emulate_cpml_psi_stream(const PmlStepArgs& a, const std::vector<physics::Box3>& boxes,

@@ -493,38 +493,6 @@ class SwicSplitCpmlEmulation : public ::testing::Test {
     }
     EXPECT_EQ(taken, 6);  // y+, z- and z+ (HostTti's layer), two chunks each
   }
-
-  /// Pass 2 by tiles (emulate_tti_cpml_pass2_tiles) from random rows over `part` against
-  /// tti_cpml_layer_rows's update (tti_cpml_layer_update from the same rows) at each layer point
-  /// of `part`: p_next, q_next and the zeta fields the same bit for bit, nothing else changed.
-  void expect_tiles_give_the_pass_two_of_points(const Box3& part) {
-    std::mt19937 rng(41u);
-    std::uniform_real_distribution<float> u(-1, 1);
-    for (auto& r : rows_) r = u(rng);
-    const State initial = state();
-    const auto g = s_.args();
-    int points = 0;
-    for (int i = part.lo.i; i < part.hi().i; ++i)
-      for (int j = part.lo.j; j < part.hi().j; ++j)
-        for (int k = part.lo.k; k < part.hi().k; ++k) {
-          const std::int64_t x = c_.layer(i, j, k);
-          if (x < 0) continue;
-          ++points;
-          const Box3 box = c_.layer.slab(c_.layer.slab_of(i, j, k));
-          kernels::tti_cpml_layer_update(g, c_, box, i, j, k, x,
-                                         kernels::load_by_rows<physics::TtiRows>(c_.rows, c_, x));
-        }
-    ASSERT_GT(points, 0);
-    const State reference = state();
-    restore_state(initial);
-    kernels::cuda::emulate_tti_cpml_pass2_tiles(g, c_, part);
-    const State got = state();
-    restore_state(initial);
-    EXPECT_NE(reference.grid[0], initial.grid[0]);  // the reference wrote p_next
-    EXPECT_EQ(got.grid, reference.grid);            // p_next, q_next (aux_p, aux_q untouched)
-    for (int f : {kernels::kZetaPerp, kernels::kZetaAxis})
-      for (int a = 0; a < 3; ++a) EXPECT_EQ(field(got, f, a), field(reference, f, a)) << "zeta " << f << " " << a;
-  }
 };
 
 /// The same launch on a model of one axis (HostTti's constant_axis): the constant-axis form of
@@ -533,17 +501,6 @@ class SwicSplitCpmlAxisEmulation : public SwicSplitCpmlEmulation {
  protected:
   SwicSplitCpmlAxisEmulation() : SwicSplitCpmlEmulation(true) {}
 };
-
-// Pass 2 by tiles (kernels/cuda/tti_cpml_tiles.cuh) over the whole grid (every slab, its tiles
-// overhanging each slab's box, the k faces 5 and 6 deep in tiles 8 wide) and over an odd box
-// across the layer and the inner box (parts of slabs, as a distributed step's shell takes them):
-// the same bits as pass 2 one thread a point.
-TEST_F(SwicSplitCpmlEmulation, PassTwoByTilesGivesThePointKernelsBits) {
-  expect_tiles_give_the_pass_two_of_points(Box3{{0, 0, 0}, n_});
-}
-TEST_F(SwicSplitCpmlEmulation, PassTwoByTilesOverAnOddPartGivesThePointKernelsBits) {
-  expect_tiles_give_the_pass_two_of_points(Box3{{1, 3, 2}, {13, 15, 33}});
-}
 
 TEST_F(SwicSplitCpmlEmulation, EverySlabEqualsThePlainLayerKernel) {
   expect_every_slab_alike();
