@@ -1,6 +1,8 @@
 // minimod: seismic forward modelling from a YAML survey description (README.md, docs/config.md).
 #include <omp.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +15,7 @@
 
 #include "app/plan.hpp"
 #include "app/run.hpp"
+#include "app/survey.hpp"
 #include "io/config.hpp"
 #include "io/output_file.hpp"
 #include "kernels/backends.hpp"
@@ -112,17 +115,19 @@ mpi::Decomposition plan_decomposition(const app::RunPlan& plan, int ranks) {
   }
 }
 
-int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
-  const Cli cli = parse_cli(argc, argv);
-  const bool root = session.rank() == 0;
-  if (!root) log::set_level(log::Level::warn);  // one voice: rank 0 reports
-  if (cli.list_kernels) {
-    if (root)
-      for (const auto& line : kernels::list_kernels()) std::printf("%s\n", line.c_str());
-    return 0;
-  }
-  const io::Config config = io::load_config(cli.config, cli.overrides);
-  const bool distributed = session.size() > 1;
+/// A survey's shot as one run sees it: its number and the survey's count (shot < 0: no survey).
+struct ShotOf {
+  int shot = -1, shots = 0;
+  bool first = true;  // its group's first: the plan and its warnings are told once a group
+};
+
+/// One shot of `config` on the ranks of `ranks` (the world, or a survey's group), from its plan to
+/// its committed result. `uniform` turns false once an error may strike some ranks only; where
+/// `groups_differ` (a survey of several groups) that is from the plan on.
+int run_one_shot(const io::Config& config, const Cli& cli, const mpi::Session& session, const mpi::Group& ranks,
+                 bool& uniform, ShotOf shot, bool groups_differ) {
+  const bool root = ranks.rank == 0;
+  const bool distributed = ranks.size > 1;
   // A one-rank run short of host memory is warned of before the plan builds the model (a TTI
   // run's peak), and again, with the whole figure, after (a distributed run's ranks hold other
   // shares, several to a node: no warning).
@@ -139,11 +144,11 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   std::optional<mpi::Decomposition> decomposed;
   const auto share_of = [&](const app::RunPlan& p) -> std::optional<app::ModelShare> {
     if (!distributed) return std::nullopt;
-    decomposed = plan_decomposition(p, session.size());
+    decomposed = plan_decomposition(p, ranks.size);
     app::ModelShare share;
-    share.box = decomposed->box_of(session.rank());
-    share.combine = [&session](std::vector<double>& v, char op) { mpi::combine(session.comm(), v, op); };
-    share.first_error = [&session](const std::string& own) { return mpi::first_error(session.comm(), own); };
+    share.box = decomposed->box_of(ranks.rank);
+    share.combine = [&ranks](std::vector<double>& v, char op) { mpi::combine(ranks.comm, v, op); };
+    share.first_error = [&ranks](const std::string& own) { return mpi::first_error(ranks.comm, own); };
     return share;
   };
   app::RunPlan plan = app::make_plan(
@@ -151,19 +156,22 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   const std::string backend = kernels::resolve_backend(config.execution.backend);
   if (config.execution.threads > 0) omp_set_num_threads(config.execution.threads);
   kernels::check_kernel_name(config.execution.kernel);
-  const mpi::Decomposition decomposition = decomposed ? *decomposed : plan_decomposition(plan, session.size());
+  const mpi::Decomposition decomposition = decomposed ? *decomposed : plan_decomposition(plan, ranks.size);
+  if (groups_differ) uniform = false;  // another group's ranks may be anywhere in their own shot
 
   std::string where = "";
   if (distributed) {
     const auto b = decomposition.box_of(0);
     where = "decomposition " + decomposition.dims_string() + " over " +
-            std::to_string(session.size()) + " ranks (rank 0 owns " + std::to_string(b.n.i) + "x" +
+            std::to_string(ranks.size) + " ranks (rank 0 owns " + std::to_string(b.n.i) + "x" +
             std::to_string(b.n.j) + "x" + std::to_string(b.n.k) + " points)\n";
   }
-  log::info("minimod " + std::string(MINIMOD_VERSION) + " (" + MINIMOD_COMMIT + "), backend " +
-            backend + "\n" + app::describe(plan) + where);
-  if (root)  // the plan's warnings are every rank's alike (its figures are combined): rank 0 gives them
-    for (const auto& w : plan.warnings) log::warn(w);
+  if (shot.first) {
+    log::info("minimod " + std::string(MINIMOD_VERSION) + " (" + MINIMOD_COMMIT + "), backend " +
+              backend + "\n" + app::describe(plan) + where);
+    if (root)  // the plan's warnings are every rank's alike (its figures are combined): rank 0 gives them
+      for (const auto& w : plan.warnings) log::warn(w);
+  }
   warn_of_memory(plan.host_bytes);
   if (cli.dry_run) return 0;
 
@@ -180,7 +188,7 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   }
   if (distributed) {
     int refused = refusal.empty() ? 0 : 1;
-    MPI_Bcast(&refused, 1, MPI_INT, 0, session.comm());
+    MPI_Bcast(&refused, 1, MPI_INT, 0, ranks.comm);
     if (refused && !root) return 2;
   }
   if (!refusal.empty()) throw ConfigError(refusal);
@@ -195,15 +203,16 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
     o.transport = config.execution.transport;
     o.local_rank = session.local_rank();
     auto d = plan.tti ? std::make_unique<mpi::DistributedPropagator>(
-                            plan.tti_problem, decomposition, session.comm(), o)
+                            plan.tti_problem, decomposition, ranks.comm, o)
                       : std::make_unique<mpi::DistributedPropagator>(plan.problem, decomposition,
-                                                                     session.comm(), o);
+                                                                     ranks.comm, o);
     dist = d.get();
     prop = std::move(d);
-  } else if (plan.tti) {
-    prop = kernels::make_acoustic_tti(plan.tti_problem, backend, config.execution.kernel);
   } else {
-    prop = kernels::make_acoustic_iso(plan.problem, backend, config.execution.kernel);
+    // A rank alone on its shot among others (a survey's groups of one) takes its node's GPUs in turn.
+    if (backend == "cuda" && session.size() > 1) kernels::select_gpu(session.local_rank());
+    prop = plan.tti ? kernels::make_acoustic_tti(plan.tti_problem, backend, config.execution.kernel)
+                    : kernels::make_acoustic_iso(plan.problem, backend, config.execution.kernel);
   }
   app::release_model_arrays(plan);  // the propagator has the model in its own layout now
   log::info("kernel " + prop->kernel() + ", " + std::to_string(omp_get_max_threads()) +
@@ -262,6 +271,9 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   attr.pml_lo = plan.problem.pml.lo;  // the TTI run uses the same padding
   attr.pml_hi = plan.problem.pml.hi;
   attr.growth_after_source = r.growth_after_source;
+  attr.source_position = config.source.position;
+  attr.shot = shot.shot;
+  attr.shots = shot.shots;
   out->set_attributes(attr);
   out->commit();
 
@@ -269,14 +281,111 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   std::printf("summary propagator=%s backend=%s kernel=%s shape=%dx%dx%d ranks=%d decomposition=%s "
               "transport=%s steps=%d seconds=%.3f gpts_per_s=%.3f step_ms=%.4f interior_ms=%.4f "
               "shell_ms=%.4f exchange_exposed_ms=%.4f output_ms=%.4f snapshot_wait_s=%.3f "
-              "snapshot_flush_s=%.3f growth_after_source=%.3g host_peak_gib=%.3f output=%s\n",
+              "snapshot_flush_s=%.3f growth_after_source=%.3g host_peak_gib=%.3f output=%s%s\n",
               config.propagator.c_str(), prop->backend().c_str(), prop->kernel().c_str(), g.i, g.j,
-              g.k, session.size(), decomposition.dims_string().c_str(),
+              g.k, ranks.size, decomposition.dims_string().c_str(),
               dist ? dist->transport().c_str() : "none", plan.steps, r.seconds, r.gpts_per_s, step_ms,
               interior_ms, shell_ms, exposed_ms, output_ms, r.snapshot_wait_seconds,
               r.snapshot_flush_seconds, r.growth_after_source, app::peak_resident_bytes() / double(1 << 30),
-              config.output.file.c_str());
+              config.output.file.c_str(), shot.shot >= 0 ? (" shot=" + std::to_string(shot.shot)).c_str() : "");
   return 0;
+}
+
+std::string position_text(const physics::Point3& x) {
+  std::ostringstream s;
+  s << "(" << x[0] << ", " << x[1] << ", " << x[2] << ") m";
+  return s.str();
+}
+
+/// A survey (config.shots): each group of ranks runs its shots one after another, skipping those
+/// whose result exists; a shot that blows up is reported and the survey goes on. Exit status 1
+/// where a shot failed.
+int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& session, log::Level chosen,
+               bool& uniform) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  const auto positions = app::shot_positions(config);
+  const int count = static_cast<int>(positions.size());
+  const int groups = config.execution.shot_groups;
+  if (session.size() % groups != 0)
+    throw ConfigError(io::config_error_message(
+        config, "execution.shot_groups",
+        std::to_string(groups) + " groups cannot share " + std::to_string(session.size()) +
+            " ranks evenly: start a multiple of " + std::to_string(groups) + " ranks"));
+  const mpi::Group group = mpi::split_groups(session, groups);
+  // One voice per group (its first rank), and only rank 0 for a dry run.
+  const bool voice = group.rank == 0 && !(cli.dry_run && session.rank() != 0);
+  log::set_level(voice ? chosen : std::min(chosen, log::Level::warn));
+  const bool root = session.rank() == 0;
+  auto done_already = [&](int s) {
+    const io::Config c = app::shot_config(config, s);
+    return !c.output.overwrite && std::filesystem::exists(c.output.file);
+  };
+  if (root) {
+    int done = 0;
+    for (int s = 0; s < count; ++s) done += done_already(s) ? 1 : 0;
+    log::info("survey: " + std::to_string(count) + " shots, " + std::to_string(groups) + " group" +
+              (groups > 1 ? "s" : "") + " of " + std::to_string(session.size() / groups) + " rank" +
+              (session.size() / groups > 1 ? "s" : "") + "; results " + app::shot_file(config.output.file, 0, count) +
+              (count > 1 ? " .. " + app::shot_file(config.output.file, count - 1, count) : std::string()) +
+              (done > 0 ? "; " + std::to_string(done) + " already there (skipped)" : std::string()));
+    if (groups > count)
+      log::warn("execution.shot_groups: " + std::to_string(groups) + " groups for " + std::to_string(count) +
+                " shots: " + std::to_string(groups - count) + " groups have none");
+  }
+  if (cli.dry_run) return run_one_shot(app::shot_config(config, 0), cli, session, group, uniform, {0, count}, false);
+  if (groups > 1) log::set_prefix("[group " + std::to_string(group.index) + "] ");
+
+  // Shots run, skipped, failed by this group (counted by its first rank).
+  std::vector<double> tally(3, 0.0);
+  std::string failed;
+  bool first = true;
+  for (const int s : app::shots_of_group(count, group.index, groups)) {
+    const io::Config c = app::shot_config(config, s);
+    int skip = group.rank == 0 && done_already(s) ? 1 : 0;
+    if (group.size > 1) mpi::check(MPI_Bcast(&skip, 1, MPI_INT, 0, group.comm), "MPI_Bcast (survey)");
+    const std::string name = "shot " + std::to_string(s) + " of " + std::to_string(count);
+    if (skip) {
+      log::info(name + ": " + c.output.file + " is there already: skipped");
+      tally[1] += group.rank == 0 ? 1 : 0;
+      continue;
+    }
+    log::info(name + ": source at " + position_text(c.source.position) + " -> " + c.output.file);
+    try {
+      run_one_shot(c, cli, session, group, uniform, {s, count, first}, groups > 1);
+      first = false;
+      tally[0] += group.rank == 0 ? 1 : 0;
+    } catch (const InstabilityError& e) {  // every rank of the group alike (health is collective)
+      if (group.rank == 0) log::error(name + " failed (no result written): " + e.what());
+      tally[2] += group.rank == 0 ? 1 : 0;
+      failed += (failed.empty() ? "" : ",") + std::to_string(s);
+    }
+  }
+  if (session.size() > 1) mpi::combine(MPI_COMM_WORLD, tally, '+');
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  if (group.rank == 0 && !failed.empty())
+    log::warn("failed shots (run again to retry them): " + failed);
+  if (root)
+    std::printf("survey shots=%d run=%d skipped=%d failed=%d groups=%d ranks_per_group=%d seconds=%.3f "
+                "shots_per_hour=%.3f\n",
+                count, static_cast<int>(tally[0]), static_cast<int>(tally[1]), static_cast<int>(tally[2]), groups,
+                session.size() / groups, seconds, seconds > 0 ? 3600.0 * tally[0] / seconds : 0.0);
+  return tally[2] > 0 ? 1 : 0;
+}
+
+int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
+  const Cli cli = parse_cli(argc, argv);
+  const bool root = session.rank() == 0;
+  if (cli.list_kernels) {
+    if (root)
+      for (const auto& line : kernels::list_kernels()) std::printf("%s\n", line.c_str());
+    return 0;
+  }
+  const log::Level chosen = log::level();  // the command line's
+  if (!root) log::set_level(log::Level::warn);  // one voice: rank 0 reports (a survey: each group's first)
+  const io::Config config = io::load_config(cli.config, cli.overrides);
+  if (!config.shots.empty()) return run_survey(config, cli, session, chosen, uniform);
+  return run_one_shot(config, cli, session, mpi::whole_world(session), uniform, {}, false);
 }
 
 }  // namespace

@@ -155,14 +155,16 @@ void check_inside(const io::Config& c, const std::string& key, const Point3& x,
   }
 }
 
-std::vector<Point3> receiver_points(const io::Config& c) {
+}  // namespace
+
+std::vector<Point3> positions_of(const std::vector<io::PositionGroupConfig>& groups) {
   std::vector<Point3> out;
-  for (const auto& g : c.receivers) {
+  for (const auto& g : groups) {
     switch (g.kind) {
-      case io::ReceiverGroupConfig::Kind::points:
+      case io::PositionGroupConfig::Kind::points:
         for (const auto& p : g.points) out.push_back(p);
         break;
-      case io::ReceiverGroupConfig::Kind::line: {
+      case io::PositionGroupConfig::Kind::line: {
         const int n = g.count[0];
         for (int r = 0; r < n; ++r) {
           const double f = n > 1 ? static_cast<double>(r) / (n - 1) : 0.0;
@@ -172,7 +174,7 @@ std::vector<Point3> receiver_points(const io::Config& c) {
         }
         break;
       }
-      case io::ReceiverGroupConfig::Kind::grid:
+      case io::PositionGroupConfig::Kind::grid:
         for (int a = 0; a < g.count[0]; ++a)
           for (int b = 0; b < g.count[1]; ++b)
             for (int d = 0; d < g.count[2]; ++d) {
@@ -186,6 +188,8 @@ std::vector<Point3> receiver_points(const io::Config& c) {
   }
   return out;
 }
+
+namespace {
 
 /// The model point of C-order index o in a model of `shape`.
 Index3 model_point(std::int64_t o, const Index3& shape) {
@@ -680,7 +684,12 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
     plan.warnings.push_back(s.str());
   }
 
-  // --- source: trilinear weights; physical injection adds (v dt)^2 s / (dx dy dz)
+  // --- source: trilinear weights; physical injection adds (v dt)^2 s / (dx dy dz). A survey's
+  // shots are checked all at once, so that no shot starts before a bad one is named.
+  const std::vector<Point3> shots = positions_of(c.shots);
+  for (size_t s = 0; s < shots.size(); ++s)
+    check_inside(c, "shots", shots[s], plan.model_shape, h,
+                 " (shot " + std::to_string(s) + " of " + std::to_string(shots.size()) + ")");
   check_inside(c, "source.position", c.source.position, plan.model_shape, h);
   const auto src = physics::make_point_stencil(grid, c.source.position);
   const double cell = h[0] * h[1] * h[2];
@@ -694,7 +703,7 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
   }
 
   // --- receivers
-  plan.receiver_positions = receiver_points(c);
+  plan.receiver_positions = positions_of(c.receivers);
   for (size_t r = 0; r < plan.receiver_positions.size(); ++r) {
     check_inside(c, "receivers", plan.receiver_positions[r], plan.model_shape, h,
                  " (receiver " + std::to_string(r) + " of " +

@@ -12,6 +12,7 @@
 #include "io/config.hpp"
 #include "kernels/propagator.hpp"
 #include "kernels/tti_propagator.hpp"
+#include "physics/grid.hpp"
 #include "physics/wavelet.hpp"
 
 namespace minimod::app {
@@ -69,6 +70,10 @@ struct ModelShare {
   /// The message of the lowest rank whose `own` is not empty, on every rank ("" where none).
   std::function<std::string(const std::string& own)> first_error;
 };
+
+/// The positions of a list of groups (receivers, a survey's shots), group by group: a line's from
+/// start to end, a grid's with x slowest and z fastest.
+std::vector<physics::Point3> positions_of(const std::vector<io::PositionGroupConfig>& groups);
 
 /// `before_model`, where given, is called once the grid and its layer are planned and before the
 /// model is built (a TTI run's peak of host memory): estimate_building_bytes takes that plan.

@@ -68,13 +68,14 @@ struct SourceConfig {
   std::string file;                  // wavelet from file: HDF5 file
   std::string dataset;               // ... its 1D dataset, sampled at `file_dt`
   double file_dt = 0;                // s
-  Vec3 position{0, 0, 0};            // m
+  Vec3 position{0, 0, 0};            // m (a survey's shot: that shot's position, app::shot_config)
   /// How the source enters the equation: `physical` adds (v dt)^2 s / (dx dy dz) (the analytic
   /// point source); `raw` adds s unscaled to the new field, as Minimod does.
   enum class Injection { physical, raw } injection = Injection::physical;
 };
 
-struct ReceiverGroupConfig {
+/// Positions given as a group: explicit points, a line or a grid (receivers, a survey's shots).
+struct PositionGroupConfig {
   enum class Kind { points, line, grid } kind = Kind::points;
   std::vector<Vec3> points;          // points: explicit positions
   Vec3 start{0, 0, 0}, end{0, 0, 0}; // line: from start to end; grid: opposite corners
@@ -104,6 +105,9 @@ struct ExecutionConfig {
   std::optional<std::array<int, 3>> decomposition;  // MPI ranks per axis; empty = auto
   std::string transport = "auto";  // halo exchange: auto | host | cuda_aware_mpi | nccl
   int threads = 0;               // OpenMP threads, 0 = default
+  /// A survey's shots run by this many groups of ranks at once (the ranks split evenly; each
+  /// group decomposes its shot's grid over its own ranks). 1 = every rank on each shot in turn.
+  int shot_groups = 1;
 };
 
 struct SnapshotConfig {
@@ -130,7 +134,10 @@ struct Config {
   ModelConfig model;
   TimeConfig time;
   SourceConfig source;
-  std::vector<ReceiverGroupConfig> receivers;
+  std::vector<PositionGroupConfig> receivers;
+  /// A survey (DESIGN.md §5): one shot per position, each run as the config with the source
+  /// there, into a file of its own (app/survey.hpp). Empty: one shot at source.position.
+  std::vector<PositionGroupConfig> shots;
   BoundaryConfig boundary;
   ExecutionConfig execution;
   OutputConfig output;

@@ -596,7 +596,6 @@ void read_time(const Reader& r, const YAML::Node& node, TimeConfig& time) {
 void read_source(const Reader& r, const YAML::Node& node, SourceConfig& source) {
   r.expect_map(node, "source",
                {"wavelet", "frequency", "delay", "amplitude", "file", "position", "injection"});
-  r.require(node, "source", "position");
   if (const YAML::Node w = node["wavelet"]) {
     const std::string s = r.choice(w, "source.wavelet", {"ricker", "minimod_gaussian", "file"});
     source.wavelet = s == "ricker"             ? SourceConfig::Wavelet::ricker
@@ -624,7 +623,7 @@ void read_source(const Reader& r, const YAML::Node& node, SourceConfig& source) 
     source.file_dt = r.number(f["dt"], "source.file.dt");
     r.check(source.file_dt > 0, f["dt"], "source.file.dt", "must be > 0 s");
   }
-  source.position = r.vec3(node["position"], "source.position");
+  if (const YAML::Node p = node["position"]) source.position = r.vec3(p, "source.position");
   if (const YAML::Node i = node["injection"]) {
     source.injection = r.choice(i, "source.injection", {"physical", "raw"}) == "raw"
                            ? SourceConfig::Injection::raw
@@ -632,27 +631,31 @@ void read_source(const Reader& r, const YAML::Node& node, SourceConfig& source) 
   }
 }
 
-int receiver_count(const Reader& r, const YAML::Node& node, const std::string& path) {
+int group_count(const Reader& r, const YAML::Node& node, const std::string& path) {
   const int n = r.integer(node, path);
   r.check(n >= 1, node, path, "must be >= 1");
   return n;
 }
 
-void read_receivers(const Reader& r, const YAML::Node& node,
-                    std::vector<ReceiverGroupConfig>& groups) {
+/// The receivers' or a survey's shots' positions (`key`: receivers, shots): a list of groups,
+/// each {points: [...]}, {line: {start, end, count}} or {grid: {start, end, count}}.
+void read_position_groups(const Reader& r, const YAML::Node& node, const std::string& key,
+                          std::vector<PositionGroupConfig>& groups) {
+  const std::string what = key == "shots" ? "shot" : "receiver";
   if (!node.IsSequence()) {
-    r.fail("receivers", "expected a list of receiver groups ({points}, {line} or {grid}), got " +
-                            describe(node));
+    r.fail(key, "expected a list of " + what + " groups ({points}, {line} or {grid}), got " +
+                    describe(node));
   }
+  if (key == "shots" && node.size() == 0) r.fail(key, "expected at least one shot group (or leave shots out)");
   for (std::size_t g = 0; g < node.size(); ++g) {
-    const std::string gp = index_path("receivers", g);
+    const std::string gp = index_path(key, g);
     const YAML::Node item = node[g];
     r.expect_map(item, gp, {"points", "line", "grid"});
     if (item.size() != 1) r.fail(gp, "give exactly one of points, line or grid per group");
-    ReceiverGroupConfig group;
+    PositionGroupConfig group;
     if (const YAML::Node pts = item["points"]) {
       const std::string pp = join_path(gp, "points");
-      group.kind = ReceiverGroupConfig::Kind::points;
+      group.kind = PositionGroupConfig::Kind::points;
       r.expect_list(pts, pp, 0, "a non-empty list of [x, y, z]");
       for (std::size_t i = 0; i < pts.size(); ++i) {
         group.points.push_back(r.vec3(pts[i], index_path(pp, i)));
@@ -661,14 +664,14 @@ void read_receivers(const Reader& r, const YAML::Node& node,
       const bool line = static_cast<bool>(item["line"]);
       const std::string kp = join_path(gp, line ? "line" : "grid");
       const YAML::Node k = item[line ? "line" : "grid"];
-      group.kind = line ? ReceiverGroupConfig::Kind::line : ReceiverGroupConfig::Kind::grid;
+      group.kind = line ? PositionGroupConfig::Kind::line : PositionGroupConfig::Kind::grid;
       r.expect_map(k, kp, {"start", "end", "count"});
       for (const char* key : {"start", "end", "count"}) r.require(k, kp, key);
       group.start = r.vec3(k["start"], join_path(kp, "start"));
       group.end = r.vec3(k["end"], join_path(kp, "end"));
       const std::string cp = join_path(kp, "count");
       if (line) {
-        group.count = {receiver_count(r, k["count"], cp), 1, 1};
+        group.count = {group_count(r, k["count"], cp), 1, 1};
       } else {
         group.count =
             r.integers<3>(k["count"], cp, 1, kMaxShape, "a list of 3 integers [nx, ny, nz]");
@@ -729,7 +732,8 @@ void read_boundary(const Reader& r, const YAML::Node& node, BoundaryConfig& boun
 }
 
 void read_execution(const Reader& r, const YAML::Node& node, ExecutionConfig& execution) {
-  r.expect_map(node, "execution", {"backend", "kernel", "decomposition", "transport", "threads"});
+  r.expect_map(node, "execution",
+               {"backend", "kernel", "decomposition", "transport", "threads", "shot_groups"});
   if (const YAML::Node b = node["backend"]) {
     execution.backend = r.choice(b, "execution.backend", {"auto", "cpu", "cuda"});
   }
@@ -748,6 +752,10 @@ void read_execution(const Reader& r, const YAML::Node& node, ExecutionConfig& ex
   if (const YAML::Node t = node["threads"]) {
     execution.threads = r.integer(t, "execution.threads");
     r.check(execution.threads >= 0, t, "execution.threads", "must be >= 0 (0 = default)");
+  }
+  if (const YAML::Node g = node["shot_groups"]) {
+    execution.shot_groups = r.integer(g, "execution.shot_groups");
+    r.check(execution.shot_groups >= 1, g, "execution.shot_groups", "must be >= 1");
   }
 }
 
@@ -836,8 +844,8 @@ Config parse(const std::string& yaml_text, const std::vector<std::string>& overr
 
   const Reader r(config.lines, base_dir);
   r.expect_map(doc, "",
-               {"propagator", "mode", "grid", "model", "time", "source", "receivers", "boundary",
-                "execution", "output"});
+               {"propagator", "mode", "grid", "model", "time", "source", "receivers", "shots",
+                "boundary", "execution", "output"});
   if (const YAML::Node p = doc["propagator"]) {
     config.propagator = r.choice(p, "propagator", {"acoustic_iso", "acoustic_tti"});
   }
@@ -850,7 +858,15 @@ Config parse(const std::string& yaml_text, const std::vector<std::string>& overr
   read_time(r, doc["time"], config.time);
   if (!doc["source"]) r.fail("source.position", "required key is missing (no source section)");
   read_source(r, doc["source"], config.source);
-  if (const YAML::Node n = doc["receivers"]) read_receivers(r, n, config.receivers);
+  if (const YAML::Node n = doc["receivers"]) read_position_groups(r, n, "receivers", config.receivers);
+  // One shot at source.position, or a survey's shots: one of the two.
+  if (const YAML::Node n = doc["shots"]) {
+    if (doc["source"]["position"])
+      r.fail("source.position", "give either source.position (one shot) or shots (a survey), not both");
+    read_position_groups(r, n, "shots", config.shots);
+  } else if (!doc["source"]["position"]) {
+    r.fail("source.position", "required key is missing (or give shots: a survey)");
+  }
   if (const YAML::Node n = doc["boundary"]) read_boundary(r, n, config.boundary);
   if (const YAML::Node n = doc["execution"]) read_execution(r, n, config.execution);
   if (const YAML::Node n = doc["output"])

@@ -80,6 +80,10 @@ void write_double3_attribute(hid_t obj, const char* name, const std::array<doubl
   write_numeric_attribute(obj, name, H5T_NATIVE_DOUBLE, v.data(), 3, false, where);
 }
 
+void write_int_attribute(hid_t obj, const char* name, int v, const std::string& where) {
+  write_numeric_attribute(obj, name, H5T_NATIVE_INT, &v, 1, true, where);
+}
+
 void write_int3_attribute(hid_t obj, const char* name, const std::array<int, 3>& v,
                           const std::string& where) {
   write_numeric_attribute(obj, name, H5T_NATIVE_INT, v.data(), 3, false, where);
@@ -503,6 +507,11 @@ void OutputFile::set_attributes(const RunAttributes& a) {
   write_int3_attribute(root, "pml_lo", a.pml_lo, where);
   write_int3_attribute(root, "pml_hi", a.pml_hi, where);
   write_double_attribute(root, "growth_after_source", a.growth_after_source, where);
+  write_double3_attribute(root, "source_position", a.source_position, where);
+  if (a.shot >= 0) {
+    write_int_attribute(root, "shot", a.shot, where);
+    write_int_attribute(root, "shots", a.shots, where);
+  }
   write_string_attribute(root, "axes", "x,y,z (z = depth, positive down); arrays C order", where);
   impl_->have_attributes = true;
   impl_->spacing = a.spacing;

@@ -24,6 +24,9 @@ struct RunAttributes {
   /// app::RunResult::growth_after_source: above 10 the run was probably unstable, so the file
   /// says so itself.
   double growth_after_source = 0;
+  std::array<double, 3> source_position{0, 0, 0};  // m, model coordinates
+  /// A survey's shot: its number and the survey's count of shots (written only where shot >= 0).
+  int shot = -1, shots = 0;
 };
 
 /// Writes one result file safely: temporary name, every HDF5 call checked (IoError names the file

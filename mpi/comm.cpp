@@ -1,6 +1,7 @@
 #include "mpi/comm.hpp"
 
 #include <cstdlib>
+#include <string>
 
 #include "physics/error.hpp"
 
@@ -48,6 +49,29 @@ Session::~Session() {
 void Session::abort(int code) const {
   if (active_ && size_ > 1) MPI_Abort(MPI_COMM_WORLD, code);
   std::exit(code);
+}
+
+Group whole_world(const Session& session) {
+  Group g;
+  g.rank = session.rank();
+  g.size = session.size();
+  return g;
+}
+
+Group split_groups(const Session& session, int groups) {
+  if (groups <= 1 || session.size() <= 1) return whole_world(session);
+  if (session.size() % groups != 0)
+    throw Error("split_groups: " + std::to_string(session.size()) + " ranks do not split into " +
+                std::to_string(groups) + " equal groups");
+  Group g;
+  g.count = groups;
+  const int per_group = session.size() / groups;
+  g.index = session.rank() / per_group;
+  check(MPI_Comm_split(MPI_COMM_WORLD, g.index, session.rank(), &g.comm), "MPI_Comm_split");
+  MPI_Comm_set_errhandler(g.comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(g.comm, &g.rank);
+  MPI_Comm_size(g.comm, &g.size);
+  return g;
 }
 
 void check(int code, const char* what) {

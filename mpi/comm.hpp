@@ -34,6 +34,20 @@ class Session {
   int rank_ = 0, size_ = 1, local_rank_ = 0;
 };
 
+/// The ranks that run one shot together: the whole world, or one group of a survey's.
+struct Group {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int rank = 0, size = 1;    // in the group
+  int index = 0, count = 1;  // which group of how many
+};
+
+/// The world as one group.
+Group whole_world(const Session& session);
+
+/// The world split into `groups` groups of equal size, consecutive ranks together (collective
+/// where the world has more than one rank; the world's size must be a multiple of `groups`).
+Group split_groups(const Session& session, int groups);
+
 /// Throws minimod::Error with the MPI error string unless `code` is MPI_SUCCESS.
 void check(int code, const char* what);
 

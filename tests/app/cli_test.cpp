@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "h5_read.hpp"
 #include "io/model_file.hpp"
 #include "kernels/backends.hpp"
 
@@ -110,6 +111,11 @@ class Cli : public ::testing::Test {
   }
 
   /// A small valid survey (24^3 points, 8-point PML, cpu): each bad-input test breaks one thing.
+  /// The base config as a survey of three shots (no source.position), results out-000N.h5.
+  std::string survey_yaml(const std::string& shots = "[[60, 120, 60], [120, 120, 60], [180, 100, 60]]") const {
+    return edit(base_yaml(), "delay: 0.15, position: [120, 120, 60]}", "delay: 0.15}") +
+           "shots:\n  - {points: " + shots + "}\n";
+  }
   std::string base_yaml() const {
     return "propagator: acoustic_iso\n"
            "grid: {shape: [24, 24, 24], spacing: [10, 10, 10]}\n"
@@ -123,7 +129,7 @@ class Cli : public ::testing::Test {
            "boundary: {pml: {width: 8}}\n"
            "execution: {backend: cpu}\n"
            "output:\n"
-           "  file: " + out_h5().string() + "\n";
+           "  file: out.h5\n";
   }
   fs::path out_h5() const { return work_ / "out.h5"; }
 
@@ -488,6 +494,100 @@ TEST_F(Cli, OutputFolderThatCannotBeCreatedIsAnOtherError) {
   write_text(work_ / "plainfile", "x");
   const Result r = run_base({"--set", "output.file=" + (work_ / "plainfile" / "out.h5").string()});
   expect_rejected(r, 1, {"plainfile"});
+}
+
+// ---------------------------------------------------------------- surveys (shots)
+
+TEST_F(Cli, SurveyShotsEqualOneShotRunsAndASurveyCutShortResumes) {
+  const std::array<std::array<double, 3>, 3> at = {{{60, 120, 60}, {120, 120, 60}, {180, 100, 60}}};
+  const auto file = [&](int s) { return (work_ / ("out-000" + std::to_string(s) + ".h5")).string(); };
+  const std::string config = write_config(survey_yaml(), "line.yaml");
+  Result r = run({"--config", config});
+  ASSERT_EQ(r.status, 0) << r.transcript();
+  EXPECT_NE(r.out.find("survey shots=3 run=3 skipped=0 failed=0 groups=1"), std::string::npos) << r.transcript();
+  std::vector<std::vector<float>> traces;
+  for (int s = 0; s < 3; ++s) {
+    SCOPED_TRACE("shot " + std::to_string(s));
+    EXPECT_NE(r.out.find("shot=" + std::to_string(s) + "\n"), std::string::npos) << "no summary line for it";
+    EXPECT_EQ(minimod::testing::read_root_attribute(file(s), "shot"), std::vector<double>{double(s)});
+    EXPECT_EQ(minimod::testing::read_root_attribute(file(s), "shots"), std::vector<double>{3.0});
+    const std::vector<double> where(at[s].begin(), at[s].end());
+    EXPECT_EQ(minimod::testing::read_root_attribute(file(s), "source_position"), where);
+    traces.push_back(minimod::testing::read_dataset(file(s), "/seismograms/p"));
+    // The same as a run of the one-shot config with the source there, bit for bit.
+    const std::string one = (work_ / ("one" + std::to_string(s) + ".h5")).string();
+    std::ostringstream pos;
+    pos << "source.position=[" << at[s][0] << "," << at[s][1] << "," << at[s][2] << "]";
+    const Result single = run_base({"--set", pos.str(), "--set", "output.file=" + one});
+    ASSERT_EQ(single.status, 0) << single.transcript();
+    const auto expected = minimod::testing::read_dataset(one, "/seismograms/p");
+    ASSERT_FALSE(expected.empty());
+    EXPECT_EQ(traces.back(), expected);
+    EXPECT_TRUE(std::any_of(expected.begin(), expected.end(), [](float x) { return x != 0.0f; }));
+  }
+  EXPECT_NE(traces[0], traces[2]) << "the shots recorded the same traces: did the source move?";
+
+  // Run again: every result is there, none is touched.
+  const std::string before = read_text(file(1));
+  r = run({"--config", config});
+  ASSERT_EQ(r.status, 0) << r.transcript();
+  EXPECT_NE(r.out.find("survey shots=3 run=0 skipped=3 failed=0"), std::string::npos) << r.transcript();
+  EXPECT_EQ(r.out.find("summary "), std::string::npos) << r.transcript();
+  EXPECT_EQ(read_text(file(1)), before);
+
+  // A survey cut short (shot 1's result missing, a stale partial file beside it) runs shot 1 only.
+  fs::remove(file(1));
+  write_text(file(1) + ".partial", "cut off");
+  r = run({"--config", config});
+  ASSERT_EQ(r.status, 0) << r.transcript();
+  EXPECT_NE(r.out.find("survey shots=3 run=1 skipped=2 failed=0"), std::string::npos) << r.transcript();
+  EXPECT_NE(r.err.find("shot 1 of 3: source at (120, 120, 60) m"), std::string::npos) << r.transcript();
+  EXPECT_EQ(minimod::testing::read_dataset(file(1), "/seismograms/p"), traces[1]);
+  EXPECT_FALSE(fs::exists(file(1) + ".partial"));
+
+  // output.overwrite: every shot again.
+  r = run({"--config", config, "--set", "output.overwrite=true"});
+  EXPECT_NE(r.out.find("survey shots=3 run=3 skipped=0"), std::string::npos) << r.transcript();
+}
+
+TEST_F(Cli, SurveyConfigOfTheRepositoryPlansItsNineShots) {
+  const Result r = run({"--config", std::string(MINIMOD_SOURCE_DIR) + "/configs/survey.yaml", "--dry-run"});
+  ASSERT_EQ(r.status, 0) << r.transcript();
+  EXPECT_NE(r.err.find("survey: 9 shots, 1 group of 1 rank; results out/survey/line-0000.h5 .. "
+                       "out/survey/line-0008.h5"),
+            std::string::npos)
+      << r.transcript();
+  EXPECT_NE(r.err.find("at (200, 500, 20) m"), std::string::npos) << "the first shot's plan: " << r.transcript();
+  EXPECT_TRUE(listing().empty()) << "a dry run wrote files";
+}
+
+TEST_F(Cli, SurveyWithAShotOutsideTheModelStopsBeforeAnyShot) {
+  const Result r = run_base({}, survey_yaml("[[60, 120, 60], [120, 120, 60], [120, 900, 60]]"));
+  expect_rejected(r, 2, {"shots", "y = 900", "(shot 2 of 3)"});
+  EXPECT_EQ(r.out.find("survey "), std::string::npos);
+}
+
+TEST_F(Cli, SurveyDryRunListsItsShotsAndWritesNothing) {
+  const Result r = run_base({"--dry-run"}, survey_yaml());
+  ASSERT_EQ(r.status, 0) << r.transcript();
+  EXPECT_NE(r.err.find("survey: 3 shots, 1 group of 1 rank; results "), std::string::npos) << r.transcript();
+  EXPECT_NE(r.err.find("out-0000.h5 .. "), std::string::npos) << r.transcript();
+  EXPECT_NE(r.err.find("out-0002.h5"), std::string::npos) << r.transcript();
+  EXPECT_NE(r.err.find("stability limit"), std::string::npos) << "no plan printed";
+  EXPECT_EQ(listing(), before_) << "a dry run wrote files";
+}
+
+TEST_F(Cli, SurveyGoesOnPastAShotThatBlowsUpAndExitsOne) {
+  // A source far too strong: every shot blows up at its first health check, and each is tried.
+  const Result r = run_base({"--set", "source.amplitude=1e35"}, survey_yaml());
+  SCOPED_TRACE(r.transcript());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.out.find("survey shots=3 run=0 skipped=0 failed=3"), std::string::npos);
+  for (int s = 0; s < 3; ++s)
+    EXPECT_NE(r.err.find("shot " + std::to_string(s) + " of 3 failed (no result written): the wavefield blew up"),
+              std::string::npos);
+  EXPECT_NE(r.err.find("failed shots (run again to retry them): 0,1,2"), std::string::npos);
+  EXPECT_EQ(listing(), before_) << "a failed shot left files behind";
 }
 
 }  // namespace

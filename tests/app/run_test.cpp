@@ -42,7 +42,7 @@ TEST(Run, StableRunRecordsEverySampleAndStartsAtRest) {
   c.source.position = {200, 200, 200};
   c.time.duration = 0.2;
   c.output.seismogram_interval = 0.004;
-  io::ReceiverGroupConfig g;
+  io::PositionGroupConfig g;
   g.points = {{300, 200, 200}};
   c.receivers = {g};
   const auto shot = testing::run_config(c);

@@ -237,7 +237,7 @@ TEST_F(CudaTest, AnalyticPointSourceOnGpu) {
   c.time.cfl = 0.5;
   c.source.position = {300, 300, 300};
   c.output.seismogram_interval = 0.002;
-  io::ReceiverGroupConfig rec;
+  io::PositionGroupConfig rec;
   rec.points = {{750, 300, 300}};
   c.receivers = {rec};
   const auto shot = testing::run_config(c, "cuda");

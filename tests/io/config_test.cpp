@@ -172,13 +172,13 @@ TEST(ConfigParse, FullConfigReadsEveryField) {
   EXPECT_EQ(c.source.injection, SourceConfig::Injection::raw);
 
   ASSERT_EQ(c.receivers.size(), 3u);
-  EXPECT_EQ(c.receivers[0].kind, ReceiverGroupConfig::Kind::points);
+  EXPECT_EQ(c.receivers[0].kind, PositionGroupConfig::Kind::points);
   EXPECT_EQ(c.receivers[0].points, (std::vector<Vec3>{{1, 2, 3}, {4, 5, 6}}));
-  EXPECT_EQ(c.receivers[1].kind, ReceiverGroupConfig::Kind::line);
+  EXPECT_EQ(c.receivers[1].kind, PositionGroupConfig::Kind::line);
   EXPECT_EQ(c.receivers[1].start, (Vec3{0, 240, 10}));
   EXPECT_EQ(c.receivers[1].end, (Vec3{790, 240, 10}));
   EXPECT_EQ(c.receivers[1].count[0], 101);
-  EXPECT_EQ(c.receivers[2].kind, ReceiverGroupConfig::Kind::grid);
+  EXPECT_EQ(c.receivers[2].kind, PositionGroupConfig::Kind::grid);
   EXPECT_EQ(c.receivers[2].start, (Vec3{0, 0, 10}));
   EXPECT_EQ(c.receivers[2].end, (Vec3{780, 470, 10}));
   EXPECT_EQ(c.receivers[2].count, (std::array<int, 3>{10, 5, 1}));
@@ -776,6 +776,54 @@ TEST(ConfigMessage, CitesLineOnlyForKnownKeys) {
   EXPECT_EQ(config_error_message(c, "source.position[2]", "outside the model"),
             "config error: source.position[2] (line 10): outside the model");
   EXPECT_EQ(config_error_message(c, "receivers[0]", "x"), "config error: receivers[0]: x");
+}
+
+}  // namespace
+}  // namespace minimod::io
+
+namespace minimod::io {
+namespace {
+
+// A survey (shots): groups of positions as the receivers take them, in place of source.position.
+const std::string kSurvey = with(kMinimal, "  position: [160, 160, 100]\n",
+                                 "  frequency: 12\n"
+                                 "shots:\n"
+                                 "  - {line: {start: [40, 160, 20], end: [280, 160, 20], count: 4}}\n"
+                                 "  - {points: [[160, 40, 20], [160, 280, 20]]}\n"
+                                 "execution: {shot_groups: 2}\n");
+
+TEST(ConfigSurvey, ShotsAreReadAsGroupsOfPositions) {
+  const Config c = parse_config(kSurvey, {}, "");
+  ASSERT_EQ(c.shots.size(), 2u);
+  EXPECT_EQ(c.shots[0].kind, PositionGroupConfig::Kind::line);
+  EXPECT_EQ(c.shots[0].count[0], 4);
+  EXPECT_EQ(c.shots[0].end, (Vec3{280, 160, 20}));
+  EXPECT_EQ(c.shots[1].kind, PositionGroupConfig::Kind::points);
+  ASSERT_EQ(c.shots[1].points.size(), 2u);
+  EXPECT_EQ(c.shots[1].points[1], (Vec3{160, 280, 20}));
+  EXPECT_EQ(c.execution.shot_groups, 2);
+  EXPECT_EQ(c.source.frequency, 12);
+  EXPECT_TRUE(parse_config(kMinimal, {}, "").shots.empty());
+  EXPECT_EQ(parse_config(kMinimal, {}, "").execution.shot_groups, 1);
+}
+
+TEST(ConfigSurvey, ASourcePositionBesideShotsIsRefused) {
+  EXPECT_TRUE(contains(error_of(kSurvey, {"source.position=[1,2,3]"}),
+                       {"source.position", "either source.position", "or shots"}));
+}
+
+TEST(ConfigSurvey, NeitherSourcePositionNorShotsIsRefused) {
+  EXPECT_TRUE(contains(error_of(with(kMinimal, "  position: [160, 160, 100]\n", "  delay: 0\n")),
+                       {"source.position:", "required key is missing", "shots"}));
+}
+
+TEST(ConfigSurvey, BadShotListsAreNamed) {
+  EXPECT_TRUE(contains(error_of(kSurvey, {"shots=[]"}), {"shots", "at least one shot group"}));
+  EXPECT_TRUE(contains(error_of(kSurvey, {"shots=5"}), {"shots", "list of shot groups"}));
+  EXPECT_TRUE(contains(error_of(kSurvey, {"shots[0].line.count=0"}), {"shots[0].line.count", ">= 1"}));
+  EXPECT_TRUE(contains(error_of(kSurvey, {"shots[1].points[0]=[1,2]"}), {"shots[1].points[0]", "3 numbers"}));
+  EXPECT_TRUE(contains(error_of(kSurvey, {"shots[0].lines=1"}), {"shots[0]"}));
+  EXPECT_TRUE(contains(error_of(kSurvey, {"execution.shot_groups=0"}), {"execution.shot_groups", ">= 1"}));
 }
 
 }  // namespace

@@ -29,7 +29,7 @@ AnalyticRun analytic_error(int refine) {
   c.time.cfl = 0.5;
   c.source.position = {300, 300, 300};
   c.output.seismogram_interval = 0.002;  // dt divides it, so every refinement samples alike
-  io::ReceiverGroupConfig rec;
+  io::PositionGroupConfig rec;
   rec.points = {{300 + kOffset * 10.0, 300, 300}};
   c.receivers = {rec};
   const auto shot = testing::run_config(c);

@@ -19,7 +19,7 @@ TEST(FreeSurface, TraceIsDirectWaveMinusItsMirrorImage) {
   c.output.seismogram_interval = 0.002;
   const io::Vec3 src{300, 300, 100}, rec{750, 300, 100};
   c.source.position = src;
-  io::ReceiverGroupConfig g;
+  io::PositionGroupConfig g;
   g.points = {rec};
   c.receivers = {g};
   const auto shot = testing::run_config(c);

@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "h5_read.hpp"
 #include "io/model_file.hpp"
 
 namespace fs = std::filesystem;
@@ -57,19 +58,7 @@ int run(const std::string& cmd) {
 }
 
 std::vector<float> read_dataset(const fs::path& file, const char* name) {
-  std::vector<float> v;
-  const hid_t f = H5Fopen(file.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
-  if (f < 0) return v;
-  const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
-  if (d >= 0) {
-    const hid_t s = H5Dget_space(d);
-    v.resize(static_cast<size_t>(H5Sget_simple_extent_npoints(s)));
-    if (H5Dread(d, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v.data()) < 0) v.clear();
-    H5Sclose(s);
-    H5Dclose(d);
-  }
-  H5Fclose(f);
-  return v;
+  return minimod::testing::read_dataset(file.string(), name);
 }
 
 TEST(TtiMpirun, TwoRanksWriteTheSameSeismogramsAndFinalFieldAsOne) {

@@ -36,7 +36,7 @@ std::vector<std::vector<double>> run_traces(bool large, int pml_width) {
   auto c = layered({61 + 2 * e, 61 + 2 * e, 61 + 2 * e}, s);
   c.boundary.pml_width = pml_width;
   c.source.position = {s + 300, s + 300, s + 150};
-  io::ReceiverGroupConfig g;
+  io::PositionGroupConfig g;
   g.points = receivers(s);
   c.receivers = {g};
   const auto shot = testing::run_config(c);

@@ -1,0 +1,99 @@
+// A survey under mpirun (DESIGN.md §5, app/survey.hpp): its shots split over groups of ranks
+// (execution.shot_groups), each group decomposing its shot's grid over its own ranks, write
+// what one process writes, bit for bit; ranks that do not split evenly into the groups are
+// refused before anything is written. Skipped where mpirun is missing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "h5_read.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kSurvey = R"(propagator: acoustic_iso
+grid: {shape: [32, 24, 28], spacing: [10, 10, 10]}
+model:
+  vp: {layers: [{top: 0, value: 1800}, {top: 120, value: 2600}]}
+time: {duration: 0.18}
+source: {wavelet: ricker, frequency: 15}
+shots:
+  - {line: {start: [40, 120, 20], end: [270, 120, 20], count: 5}}
+receivers:
+  - line: {start: [0, 120, 10], end: [310, 120, 10], count: 32}
+boundary: {pml: {width: 6}, free_surface: [top]}
+execution: {backend: cpu}
+)";
+
+int run(const std::string& cmd) {
+  const int rc = std::system(cmd.c_str());
+  return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+}
+
+std::string read_text(const fs::path& p) {
+  std::ifstream in(p);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(SurveyMpirun, GroupsOfRanksWriteWhatOneProcessWrites) {
+  if (run("command -v " MINIMOD_MPIEXEC " >/dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun";
+  const fs::path dir = fs::temp_directory_path() / ("minimod_survey_mpirun_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  { std::ofstream(dir / "line.yaml") << kSurvey; }
+  const std::string env =
+      "OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+      "OMPI_MCA_rmaps_base_oversubscribe=1 ";
+  auto survey = [&](const std::string& launcher, const std::string& name, const std::string& extra) {
+    return run("cd " + dir.string() + " && " + env + launcher + " " MINIMOD_BINARY
+               " --quiet --config line.yaml --set output.file=" + name + "/shot.h5" + extra + " >" + name +
+               ".log 2>&1");
+  };
+  auto shot = [&](const std::string& name, int s) {
+    return (dir / name / ("shot-000" + std::to_string(s) + ".h5")).string();
+  };
+  ASSERT_EQ(survey("", "one", ""), 0) << "see " << dir / "one.log";
+  std::vector<std::vector<float>> ref;
+  for (int s = 0; s < 5; ++s) {
+    ref.push_back(minimod::testing::read_dataset(shot("one", s), "/seismograms/p"));
+    ASSERT_FALSE(ref.back().empty()) << "shot " << s;
+  }
+  EXPECT_NE(ref[0], ref[4]);
+
+  struct Case {
+    int ranks, groups;
+    const char* name;
+  };
+  for (const Case c : {Case{2, 2, "two_by_one"}, Case{4, 2, "two_by_two"}, Case{3, 1, "one_by_three"}}) {
+    SCOPED_TRACE(c.name);
+    ASSERT_EQ(survey(MINIMOD_MPIEXEC " -n " + std::to_string(c.ranks), c.name,
+                     " --set execution.shot_groups=" + std::to_string(c.groups)),
+              0)
+        << "see " << dir / (std::string(c.name) + ".log");
+    const std::string log = read_text(dir / (std::string(c.name) + ".log"));
+    EXPECT_NE(log.find("survey shots=5 run=5 skipped=0 failed=0 groups=" + std::to_string(c.groups) +
+                       " ranks_per_group=" + std::to_string(c.ranks / c.groups)),
+              std::string::npos)
+        << log;
+    for (int s = 0; s < 5; ++s)
+      EXPECT_EQ(minimod::testing::read_dataset(shot(c.name, s), "/seismograms/p"), ref[static_cast<size_t>(s)])
+          << "shot " << s;
+  }
+
+  // Three ranks cannot form two equal groups: refused, with the key named, nothing written.
+  EXPECT_EQ(survey(MINIMOD_MPIEXEC " -n 3", "uneven", " --set execution.shot_groups=2"), 2);
+  const std::string log = read_text(dir / "uneven.log");
+  EXPECT_NE(log.find("execution.shot_groups"), std::string::npos) << log;
+  EXPECT_FALSE(fs::exists(dir / "uneven"));
+  fs::remove_all(dir);
+}
+
+}  // namespace
