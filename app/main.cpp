@@ -121,11 +121,20 @@ struct ShotOf {
   bool first = true;  // its group's first: the plan and its warnings are told once a group
 };
 
-/// One shot of `config` on the ranks of `ranks` (the world, or a survey's group), from its plan to
-/// its committed result. `uniform` turns false once an error may strike some ranks only; where
-/// `groups_differ` (a survey of several groups) that is from the plan on.
-int run_one_shot(const io::Config& config, const Cli& cli, const mpi::Session& session, const mpi::Group& ranks,
-                 bool& uniform, ShotOf shot, bool groups_differ) {
+/// What a shot runs with: its plan, the decomposition over its ranks and, once made, the
+/// propagator (kept for the next shot of a survey whose shots share the model).
+struct Prepared {
+  app::RunPlan plan;
+  std::optional<mpi::Decomposition> decomposition;
+  std::string backend;
+  std::unique_ptr<kernels::Propagator> prop;
+  mpi::DistributedPropagator* dist = nullptr;
+};
+
+/// The plan of `config` on the ranks of `ranks` (the world, or a survey's group), told where
+/// `tell`. `uniform` turns false once an error may strike some ranks only; where `groups_differ`
+/// (a survey of several groups) that is from the plan on.
+Prepared plan_shot(const io::Config& config, const mpi::Group& ranks, bool& uniform, bool tell, bool groups_differ) {
   const bool root = ranks.rank == 0;
   const bool distributed = ranks.size > 1;
   // A one-rank run short of host memory is warned of before the plan builds the model (a TTI
@@ -141,43 +150,46 @@ int run_one_shot(const io::Config& config, const Cli& cli, const mpi::Session& s
   };
   // A distributed run's ranks each build their subdomain's window of the model only: the
   // decomposition is made once the plan has its grid and layer, before the model.
-  std::optional<mpi::Decomposition> decomposed;
-  const auto share_of = [&](const app::RunPlan& p) -> std::optional<app::ModelShare> {
+  Prepared p;
+  const auto share_of = [&](const app::RunPlan& plan) -> std::optional<app::ModelShare> {
     if (!distributed) return std::nullopt;
-    decomposed = plan_decomposition(p, ranks.size);
+    p.decomposition = plan_decomposition(plan, ranks.size);
     app::ModelShare share;
-    share.box = decomposed->box_of(ranks.rank);
+    share.box = p.decomposition->box_of(ranks.rank);
     share.combine = [&ranks](std::vector<double>& v, char op) { mpi::combine(ranks.comm, v, op); };
     share.first_error = [&ranks](const std::string& own) { return mpi::first_error(ranks.comm, own); };
     return share;
   };
-  app::RunPlan plan = app::make_plan(
-      config, [&](const app::RunPlan& p) { warn_of_memory(app::estimate_building_bytes(p)); }, share_of);
-  const std::string backend = kernels::resolve_backend(config.execution.backend);
+  p.plan = app::make_plan(
+      config, [&](const app::RunPlan& plan) { warn_of_memory(app::estimate_building_bytes(plan)); }, share_of);
+  p.backend = kernels::resolve_backend(config.execution.backend);
   if (config.execution.threads > 0) omp_set_num_threads(config.execution.threads);
   kernels::check_kernel_name(config.execution.kernel);
-  const mpi::Decomposition decomposition = decomposed ? *decomposed : plan_decomposition(plan, ranks.size);
+  if (!p.decomposition) p.decomposition = plan_decomposition(p.plan, ranks.size);
   if (groups_differ) uniform = false;  // another group's ranks may be anywhere in their own shot
 
   std::string where = "";
   if (distributed) {
-    const auto b = decomposition.box_of(0);
-    where = "decomposition " + decomposition.dims_string() + " over " +
+    const auto b = p.decomposition->box_of(0);
+    where = "decomposition " + p.decomposition->dims_string() + " over " +
             std::to_string(ranks.size) + " ranks (rank 0 owns " + std::to_string(b.n.i) + "x" +
             std::to_string(b.n.j) + "x" + std::to_string(b.n.k) + " points)\n";
   }
-  if (shot.first) {
+  if (tell) {
     log::info("minimod " + std::string(MINIMOD_VERSION) + " (" + MINIMOD_COMMIT + "), backend " +
-              backend + "\n" + app::describe(plan) + where);
+              p.backend + "\n" + app::describe(p.plan) + where);
     if (root)  // the plan's warnings are every rank's alike (its figures are combined): rank 0 gives them
-      for (const auto& w : plan.warnings) log::warn(w);
+      for (const auto& w : p.plan.warnings) log::warn(w);
   }
-  warn_of_memory(plan.host_bytes);
-  if (cli.dry_run) return 0;
+  warn_of_memory(p.plan.host_bytes);
+  return p;
+}
 
-  // Output first: refuse an existing result before spending any time (rank 0 writes; the others
-  // learn the verdict, so a refusal ends every rank the same way).
-  std::unique_ptr<io::OutputFile> out;
+/// The result file of `config`, opened by the first rank of `ranks`: an existing result is
+/// refused before any time is spent (the others learn the verdict, so a refusal ends every rank
+/// the same way: false on them, ConfigError on the first).
+bool open_result(const io::Config& config, const mpi::Group& ranks, std::unique_ptr<io::OutputFile>& out) {
+  const bool root = ranks.rank == 0;
   std::string refusal;
   if (root) {
     try {
@@ -186,42 +198,52 @@ int run_one_shot(const io::Config& config, const Cli& cli, const mpi::Session& s
       refusal = e.what();
     }
   }
-  if (distributed) {
+  if (ranks.size > 1) {
     int refused = refusal.empty() ? 0 : 1;
     MPI_Bcast(&refused, 1, MPI_INT, 0, ranks.comm);
-    if (refused && !root) return 2;
+    if (refused && !root) return false;
   }
   if (!refusal.empty()) throw ConfigError(refusal);
-  uniform = false;  // from here on, an error may strike one rank only
+  return true;
+}
 
-  std::unique_ptr<kernels::Propagator> prop;
-  mpi::DistributedPropagator* dist = nullptr;
-  if (distributed) {
+/// The propagator of `p`'s plan on the ranks of `ranks`; the plan's model arrays are freed then.
+void make_propagator(Prepared& p, const io::Config& config, const mpi::Session& session, const mpi::Group& ranks) {
+  const app::RunPlan& plan = p.plan;
+  if (ranks.size > 1) {
     mpi::DistributedOptions o;
-    o.backend = backend;
+    o.backend = p.backend;
     o.kernel = config.execution.kernel;
     o.transport = config.execution.transport;
     o.local_rank = session.local_rank();
-    auto d = plan.tti ? std::make_unique<mpi::DistributedPropagator>(
-                            plan.tti_problem, decomposition, ranks.comm, o)
-                      : std::make_unique<mpi::DistributedPropagator>(plan.problem, decomposition,
-                                                                     ranks.comm, o);
-    dist = d.get();
-    prop = std::move(d);
+    auto d = plan.tti ? std::make_unique<mpi::DistributedPropagator>(plan.tti_problem, *p.decomposition, ranks.comm, o)
+                      : std::make_unique<mpi::DistributedPropagator>(plan.problem, *p.decomposition, ranks.comm, o);
+    p.dist = d.get();
+    p.prop = std::move(d);
   } else {
     // A rank alone on its shot among others (a survey's groups of one) takes its node's GPUs in turn.
-    if (backend == "cuda" && session.size() > 1) kernels::select_gpu(session.local_rank());
-    prop = plan.tti ? kernels::make_acoustic_tti(plan.tti_problem, backend, config.execution.kernel)
-                    : kernels::make_acoustic_iso(plan.problem, backend, config.execution.kernel);
+    if (p.backend == "cuda" && session.size() > 1) kernels::select_gpu(session.local_rank());
+    p.prop = plan.tti ? kernels::make_acoustic_tti(plan.tti_problem, p.backend, config.execution.kernel)
+                      : kernels::make_acoustic_iso(plan.problem, p.backend, config.execution.kernel);
   }
-  app::release_model_arrays(plan);  // the propagator has the model in its own layout now
-  log::info("kernel " + prop->kernel() + ", " + std::to_string(omp_get_max_threads()) +
-            " CPU threads" + (dist ? ", halo transport " + dist->transport() : std::string()) +
+  app::release_model_arrays(p.plan);  // the propagator has the model in its own layout now
+  log::info("kernel " + p.prop->kernel() + ", " + std::to_string(omp_get_max_threads()) +
+            " CPU threads" + (p.dist ? ", halo transport " + p.dist->transport() : std::string()) +
             (plan.tti ? std::string(", model: ") + kernels::tti_axis_kind(plan.tti_problem) : std::string()));
+}
+
+/// Runs `p`'s plan on its propagator (at rest) and writes the result of `config` into `out`
+/// (the first rank's; null on the others), with its summary line.
+void run_and_write(Prepared& p, const io::Config& config, io::OutputFile* out, const mpi::Group& ranks, ShotOf shot) {
+  const bool root = ranks.rank == 0;
+  const app::RunPlan& plan = p.plan;
+  kernels::Propagator* prop = p.prop.get();
+  mpi::DistributedPropagator* dist = p.dist;
+  const mpi::Decomposition& decomposition = *p.decomposition;
   app::RunOptions options;
   if (!root) options.progress_seconds = 0;
   options.snapshots_without_file = !root;
-  const app::RunResult r = app::run_shot(plan, *prop, out.get(), options);
+  const app::RunResult r = app::run_shot(plan, *prop, out, options);
 
   const auto& s = plan.model_shape;
   if (config.output.final_wavefield) {  // collective in a distributed run
@@ -244,7 +266,7 @@ int run_one_shot(const io::Config& config, const Cli& cli, const mpi::Session& s
   const double interior_ms = per_step_ms(split.interior), shell_ms = per_step_ms(split.shell),
                exposed_ms = per_step_ms(split.exchange_exposed), output_ms = per_step_ms(r.output_seconds),
                step_ms = per_step_ms(r.seconds);
-  if (!root) return 0;
+  if (!root) return;
   if (r.growth_after_source > app::kGrowthWarning) {
     std::ostringstream w;
     w.precision(3);
@@ -288,6 +310,18 @@ int run_one_shot(const io::Config& config, const Cli& cli, const mpi::Session& s
               interior_ms, shell_ms, exposed_ms, output_ms, r.snapshot_wait_seconds,
               r.snapshot_flush_seconds, r.growth_after_source, app::peak_resident_bytes() / double(1 << 30),
               config.output.file.c_str(), shot.shot >= 0 ? (" shot=" + std::to_string(shot.shot)).c_str() : "");
+}
+
+/// One shot of `config` on the ranks of `ranks`, from its plan to its committed result.
+int run_one_shot(const io::Config& config, const Cli& cli, const mpi::Session& session, const mpi::Group& ranks,
+                 bool& uniform, ShotOf shot, bool groups_differ) {
+  Prepared p = plan_shot(config, ranks, uniform, shot.first, groups_differ);
+  if (cli.dry_run) return 0;
+  std::unique_ptr<io::OutputFile> out;
+  if (!open_result(config, ranks, out)) return 2;
+  uniform = false;  // from here on, an error may strike one rank only
+  make_propagator(p, config, session, ranks);
+  run_and_write(p, config, out.get(), ranks, shot);
   return 0;
 }
 
@@ -339,6 +373,9 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
   // Shots run, skipped, failed by this group (counted by its first rank).
   std::vector<double> tally(3, 0.0);
   std::string failed;
+  // One plan and propagator for all the group's shots where the model is every shot's alike
+  // (plan.shots_share_model): reset to rest between shots, the source moved; else each anew.
+  std::optional<Prepared> kept;
   bool first = true;
   for (const int s : app::shots_of_group(count, group.index, groups)) {
     const io::Config c = app::shot_config(config, s);
@@ -352,7 +389,17 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
     }
     log::info(name + ": source at " + position_text(c.source.position) + " -> " + c.output.file);
     try {
-      run_one_shot(c, cli, session, group, uniform, {s, count, first}, groups > 1);
+      if (!kept || !kept->plan.shots_share_model) kept = plan_shot(c, group, uniform, first, groups > 1);
+      Prepared& p = *kept;
+      p.plan.config.source.position = c.source.position;  // what describe() and the plan tell
+      p.plan.config.output.file = c.output.file;
+      if (p.plan.shots_share_model) p.plan.source = p.plan.shot_sources.at(static_cast<size_t>(s));
+      std::unique_ptr<io::OutputFile> out;
+      if (!open_result(c, group, out)) throw ConfigError("");  // the first rank names the file
+      uniform = false;  // from here on, an error may strike one rank only
+      if (p.prop) p.prop->reset();
+      else make_propagator(p, c, session, group);
+      run_and_write(p, c, out.get(), group, {s, count, first});
       first = false;
       tally[0] += group.rank == 0 ? 1 : 0;
     } catch (const InstabilityError& e) {  // every rank of the group alike (health is collective)

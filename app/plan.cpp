@@ -691,16 +691,24 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
     check_inside(c, "shots", shots[s], plan.model_shape, h,
                  " (shot " + std::to_string(s) + " of " + std::to_string(shots.size()) + ")");
   check_inside(c, "source.position", c.source.position, plan.model_shape, h);
-  const auto src = physics::make_point_stencil(grid, c.source.position);
-  const double cell = h[0] * h[1] * h[2];
-  for (int n = 0; n < 8; ++n) {
-    if (src.weight[static_cast<size_t>(n)] == 0.0f) continue;
-    const Index3 node = src.node(n);
-    float wgt = src.weight[static_cast<size_t>(n)];
-    const bool raw = minimod || c.source.injection == io::SourceConfig::Injection::raw;
-    if (!raw) wgt = static_cast<float>(wgt * static_cast<float>(win.at_grid(plan.problem.v2dt2, node)) / cell);
-    plan.source.push_back({node, wgt, 0});
-  }
+  const auto source_at = [&](const Point3& position) {
+    std::vector<kernels::NodeWeight> nodes;
+    const auto src = physics::make_point_stencil(grid, position);
+    const double cell = h[0] * h[1] * h[2];
+    for (int n = 0; n < 8; ++n) {
+      if (src.weight[static_cast<size_t>(n)] == 0.0f) continue;
+      const Index3 node = src.node(n);
+      float wgt = src.weight[static_cast<size_t>(n)];
+      const bool raw = minimod || c.source.injection == io::SourceConfig::Injection::raw;
+      if (!raw) wgt = static_cast<float>(wgt * static_cast<float>(win.at_grid(plan.problem.v2dt2, node)) / cell);
+      nodes.push_back({node, wgt, 0});
+    }
+    return nodes;
+  };
+  plan.source = source_at(c.source.position);
+  plan.shots_share_model = !(plan.tti && c.model.isotropic_radius > 0);
+  if (plan.shots_share_model)
+    for (const Point3& x : shots) plan.shot_sources.push_back(source_at(x));
 
   // --- receivers
   plan.receiver_positions = positions_of(c.receivers);

@@ -41,6 +41,10 @@ struct RunPlan {
   double max_frequency = 0;         // Hz: highest significant frequency of the wavelet
   double points_per_wavelength = 0;  // at vp_min and max_frequency, coarsest spacing
   std::vector<kernels::NodeWeight> source;     // weights include the injection scaling
+  /// A survey (config.shots) whose model is every shot's alike (no isotropic zone around the
+  /// source): the source's weights at each shot, so that one plan and propagator run them all.
+  bool shots_share_model = false;
+  std::vector<std::vector<kernels::NodeWeight>> shot_sources;
   std::vector<kernels::NodeWeight> receivers;  // interpolation weights
   std::vector<physics::Point3> receiver_positions;  // m, model coordinates
   int snapshot_every = 0;

@@ -164,6 +164,10 @@ class Propagator {
   virtual void read_field_by_parts(const std::string& name, const physics::Box3& box,
                                    const physics::Index3& stride, std::int64_t max_floats,
                                    const FieldPartSink& sink);
+  /// Back to rest as constructed, for the next shot of a survey on the same model: every
+  /// wavefield and absorbing-layer memory field zero (halos included), no samples pending, the
+  /// step split's sums zero. The model, receivers' buffers and the kernel stay.
+  virtual void reset() = 0;
   /// Set u_prev and u on the whole grid (dense C-order host arrays): tests, restarts.
   virtual void write_state(const float* u_prev, const float* u) = 0;
   /// Write a dense [i][j][k] array into a box of a field; the box may cover halo points (a

@@ -312,6 +312,8 @@ void DistributedPropagator::set_halo_transport(kernels::HaloTransport*) {
 
 kernels::StepSplit DistributedPropagator::step_split() const { return local_->step_split(); }
 
+void DistributedPropagator::reset() { local_->reset(); }
+
 double DistributedPropagator::max_over_ranks(double x) const {
   double m = x;
   check(MPI_Allreduce(&x, &m, 1, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce");

@@ -73,6 +73,7 @@ class DistributedPropagator final : public kernels::Propagator {
   void set_halo_transport(kernels::HaloTransport*) override;
   /// This rank's phase times (use max_over_ranks for the slowest rank).
   kernels::StepSplit step_split() const override;
+  void reset() override;
 
   /// Largest value of x over the ranks.
   double max_over_ranks(double x) const;

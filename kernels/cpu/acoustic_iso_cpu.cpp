@@ -360,6 +360,13 @@ class CpuAcousticIso final : public Propagator {
     cpu::read_strided(view(field(name)), box, stride, out);
   }
 
+  void reset() override {
+    for (const AlignedBuffer* b : {&u_, &u_prev_, &aux_, &psi_[0], &psi_[1], &psi_[2], &zeta_[0], &zeta_[1], &zeta_[2]})
+      if (b->size() > 0) zero_host(b->data(), static_cast<std::size_t>(b->size()) * sizeof(float));
+    traces_.clear();
+    split_times_ = StepSplit{};
+  }
+
   void write_state(const float* u_prev, const float* u) override {
     const Index3 n = p_.grid.shape;
     const auto a = view(u_prev_), b = view(u_);

@@ -502,6 +502,13 @@ class CpuAcousticTti final : public Propagator {
     cpu::read_strided(view(field(name)), box, stride, out);
   }
 
+  void reset() override {
+    for (const AlignedBuffer* b : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_, &cpml_fields_})
+      if (b->size() > 0) zero_host(b->data(), static_cast<std::size_t>(b->size()) * sizeof(float));
+    traces_.clear();
+    split_times_ = StepSplit{};
+  }
+
   void write_state(const float* p_prev, const float* p) override {
     write_field("p_prev", p_.grid.box(), p_prev);
     write_field("p", p_.grid.box(), p);

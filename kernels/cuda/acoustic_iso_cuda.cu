@@ -386,6 +386,11 @@ class CudaAcousticIso final : public Propagator {
     receivers_.clear();
   }
 
+  void reset() override {
+    split_events_.clear();
+    reset_state();
+  }
+
   /// After a step threw (a candidate's launch refused): let both streams finish what was queued.
   /// A sticky error (the context is lost) is not a candidate's problem: it propagates.
   void settle_after_failed_step() {

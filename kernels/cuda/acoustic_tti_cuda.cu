@@ -432,6 +432,10 @@ class CudaAcousticTti final : public Propagator {
     MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     receivers_.clear();
   }
+  void reset() override {
+    split_events_.clear();
+    reset_state();
+  }
   void settle_after_failed_step() {  // every stream: a step may have queued work on each
     MM_CUDA_CHECK(cudaStreamSynchronize(halo_stream_.get()));
     MM_CUDA_CHECK(cudaStreamSynchronize(layer_stream_.get()));

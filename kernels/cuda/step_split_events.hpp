@@ -32,6 +32,12 @@ class StepSplitEvents {
     return s;
   }
 
+  /// Forget every step recorded so far (their events read back first).
+  void clear() {
+    total();
+    sums_ = StepSplit{};
+  }
+
   /// The sums over every step recorded so far.
   StepSplit total() const {
     for (auto& s : ring_) resolve(s);

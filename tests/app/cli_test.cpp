@@ -550,6 +550,54 @@ TEST_F(Cli, SurveyShotsEqualOneShotRunsAndASurveyCutShortResumes) {
   EXPECT_NE(r.out.find("survey shots=3 run=3 skipped=0"), std::string::npos) << r.transcript();
 }
 
+TEST_F(Cli, TtiSurveyShotsEqualOneShotRunsWithAndWithoutAnIsotropicZone) {
+  // The CPML's memory fields back to rest between shots on one propagator (the model is every
+  // shot's alike); with an isotropic zone around the source each shot builds its own model.
+  const std::string tti =
+      "propagator: acoustic_tti\n"
+      "grid: {shape: [24, 20, 22], spacing: [10, 10, 10]}\n"
+      "model:\n"
+      "  vp: {constant: 2000}\n"
+      "  epsilon: {constant: 0.2}\n"
+      "  delta: {constant: 0.1}\n"
+      "  theta: {constant: 30, units: deg}\n"
+      "  phi: {constant: 20, units: deg}\n"
+      "time: {duration: 0.12}\n"
+      "source: {wavelet: ricker, frequency: 15}\n"
+      "shots:\n  - {points: [[60, 100, 60], [170, 90, 110]]}\n"
+      "receivers:\n  - {line: {start: [0, 100, 30], end: [230, 100, 30], count: 12}}\n"
+      "boundary: {pml: {width: 6}}\n"
+      "execution: {backend: cpu}\n"
+      "output: {file: tti.h5, record: q}\n";
+  const std::array<std::string, 2> at = {"[60,100,60]", "[170,90,110]"};
+  for (const std::string zone : {"0", "40"}) {
+    SCOPED_TRACE("isotropic_radius " + zone);
+    const std::string config = write_config(tti, "tti.yaml");
+    const std::vector<std::string> set_zone = {"--set", "model.isotropic_radius=" + zone,
+                                               "--set", "output.file=tti" + zone + ".h5"};
+    std::vector<std::string> args = {"--config", config};
+    args.insert(args.end(), set_zone.begin(), set_zone.end());
+    const Result r = run(args);
+    ASSERT_EQ(r.status, 0) << r.transcript();
+    EXPECT_NE(r.out.find("survey shots=2 run=2"), std::string::npos) << r.transcript();
+    for (int s = 0; s < 2; ++s) {
+      const std::string one = "one" + zone + "_" + std::to_string(s) + ".h5";
+      const std::string single = edit(tti, "frequency: 15}\nshots:\n  - {points: [[60, 100, 60], [170, 90, 110]]}\n",
+                                      "frequency: 15, position: " + at[static_cast<size_t>(s)] + "}\n");
+      const Result o = run({"--config", write_config(single, "one.yaml"), "--set", "model.isotropic_radius=" + zone,
+                            "--set", "output.file=" + one});
+      ASSERT_EQ(o.status, 0) << o.transcript();
+      const auto expected = minimod::testing::read_dataset((work_ / one).string(), "/seismograms/q");
+      ASSERT_FALSE(expected.empty());
+      EXPECT_TRUE(std::any_of(expected.begin(), expected.end(), [](float x) { return x != 0.0f; }));
+      EXPECT_EQ(minimod::testing::read_dataset((work_ / ("tti" + zone + "-000" + std::to_string(s) + ".h5")).string(),
+                                               "/seismograms/q"),
+                expected)
+          << "shot " << s;
+    }
+  }
+}
+
 TEST_F(Cli, SurveyConfigOfTheRepositoryPlansItsNineShots) {
   const Result r = run({"--config", std::string(MINIMOD_SOURCE_DIR) + "/configs/survey.yaml", "--dry-run"});
   ASSERT_EQ(r.status, 0) << r.transcript();

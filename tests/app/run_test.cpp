@@ -65,6 +65,7 @@ class FieldOfSize final : public kernels::Propagator {
   void step(const std::vector<kernels::NodeWeight>&, float) override { ++steps_; }
   void take_traces(std::vector<float>& out) override { out.clear(); }
   void read_field(const std::string&, const physics::Box3&, const physics::Index3&, float*) override {}
+  void reset() override { steps_ = 0; }
   void write_state(const float*, const float*) override {}
   void write_field(const std::string&, const physics::Box3&, const float*) override {}
   kernels::FieldHealth health() override {
@@ -114,6 +115,7 @@ class SnapshotsByParts final : public kernels::Propagator {
   void read_field(const std::string& f, const physics::Box3& b, const physics::Index3& st, float* out) override {
     p_->read_field(f, b, st, out);
   }
+  void reset() override { p_->reset(); }
   void write_state(const float* a, const float* b) override { p_->write_state(a, b); }
   void write_field(const std::string& f, const physics::Box3& b, const float* d) override { p_->write_field(f, b, d); }
   kernels::FieldHealth health() override { return p_->health(); }
