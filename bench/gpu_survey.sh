@@ -26,7 +26,7 @@ for shot, x in ((0, 200), (8, 1800)):
     one = re.sub(r"\nshots:\n  - line: [^\n]*\n", "\n", survey)
     one = one.replace("frequency: 10                 # Hz, peak; the shots give the position",
                       f"frequency: 10\n  position: [{x}, 500, 20]")
-    assert "shots" not in one and "position" in one
+    assert "\nshots:" not in one and "position: [" in one
     open(f"{out}/one-{shot}.yaml", "w").write(one)
 tti = open("configs/tti.yaml").read()
 tti = re.sub(r"\n  position: [^\n]*\n", "\nshots:\n  - line: {start: [400, 500, 37.5], end: [1600, 500, 37.5], count: 4}\n", tti)
