@@ -44,7 +44,8 @@ options:
   --version           print the version and exit
   --help              this text
 
-exit status: 0 success, 2 bad config or command line, 1 other errors.
+exit status: 0 success, 2 bad config or command line, 1 other errors (a survey: also where a shot
+failed; the others are written, and running it again retries the failed ones).
 )";
 
 struct Cli {

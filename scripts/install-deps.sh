@@ -11,6 +11,7 @@ packages=(
   slurm-wlm munge                 # the srun test starts a private Slurm (tests/mpi/srun_test.sh)
   libhdf5-dev libyaml-cpp-dev libgtest-dev
   python3-h5py python3-matplotlib python3-numpy
+  python3-segyio                  # tools/export_segy.py (SEG-Y export) and its test
 )
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
