@@ -5,6 +5,7 @@
 # SHAPE on one propagator (model shared) against the same with an isotropic zone around the source
 # (each shot builds its model and propagator): the set-up a shot costs. Prints a table last.
 #   BUILD_DIR=build OUT=/tmp/x bash bench/gpu_survey.sh      (minimod built with CUDA)
+#   SHAPE=[1000,1000,1000] DURATION=0.2 ...: the TTI line at another size and length
 #   BACKEND=cpu EXTRA="--set grid.shape=[201,61,61] --set time.duration=0.2" SHAPE=[64,48,48] ...  (a quick CPU try)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
@@ -51,7 +52,7 @@ run single-0 $mm --config "$out/one-0.yaml" $cuda --set output.file="$out/single
 run single-8 $mm --config "$out/one-8.yaml" $cuda --set output.file="$out/single/line-0008.h5"
 run resume $mm --config configs/survey.yaml $cuda --set output.file="$out/one/line.h5"
 for zone in 0 50; do
-  run tti-zone$zone $mm --config "$out/tti-line.yaml" --set execution.backend=${BACKEND:-cuda} --set "grid.shape=$shape" --set time.duration=0.4 \
+  run tti-zone$zone $mm --config "$out/tti-line.yaml" --set execution.backend=${BACKEND:-cuda} --set "grid.shape=$shape" --set time.duration=${DURATION:-0.4} \
       --set model.isotropic_radius=$zone --set execution.kernel=${TTI_KERNEL:-swic_split_tma} --set output.file="$out/tti$zone/line.h5"
 done
 
