@@ -6,7 +6,7 @@
 # (each shot builds its model and propagator): the set-up a shot costs. Prints a table last.
 #   BUILD_DIR=build OUT=/tmp/x bash bench/gpu_survey.sh      (minimod built with CUDA)
 #   SHAPE=[1000,1000,1000] DURATION=0.2 ...: the TTI line at another size and length
-#   BACKEND=cpu EXTRA="--set grid.shape=[201,61,61] --set time.duration=0.2" SHAPE=[64,48,48] ...  (a quick CPU try)
+#   BACKEND=cpu EXTRA="--set grid.shape=[201,61,61] --set time.duration=0.2" SHAPE=[126,40,40] TTI_KERNEL=auto ...  (a quick CPU try)
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 build=${BUILD_DIR:-build}
