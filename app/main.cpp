@@ -352,13 +352,20 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
   const bool voice = group.rank == 0 && !(cli.dry_run && session.rank() != 0);
   log::set_level(voice ? chosen : std::min(chosen, log::Level::warn));
   const bool root = session.rank() == 0;
-  auto done_already = [&](int s) {
-    const io::Config c = app::shot_config(config, s);
-    return !c.output.overwrite && std::filesystem::exists(c.output.file);
-  };
+  // The shots still to run, as rank 0 finds them (a result exists: done), shared out evenly.
+  std::vector<int> pending;
+  if (root)
+    for (int s = 0; s < count; ++s)
+      if (config.output.overwrite || !std::filesystem::exists(app::shot_file(config.output.file, s, count)))
+        pending.push_back(s);
+  if (session.size() > 1) {
+    int n = static_cast<int>(pending.size());
+    mpi::check(MPI_Bcast(&n, 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast (survey)");
+    pending.resize(static_cast<size_t>(n));
+    mpi::check(MPI_Bcast(pending.data(), n, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Bcast (survey)");
+  }
+  const int done = count - static_cast<int>(pending.size());
   if (root) {
-    int done = 0;
-    for (int s = 0; s < count; ++s) done += done_already(s) ? 1 : 0;
     log::info("survey: " + std::to_string(count) + " shots, " + std::to_string(groups) + " group" +
               (groups > 1 ? "s" : "") + " of " + std::to_string(session.size() / groups) + " rank" +
               (session.size() / groups > 1 ? "s" : "") + "; results " + app::shot_file(config.output.file, 0, count) +
@@ -371,23 +378,16 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
   if (cli.dry_run) return run_one_shot(app::shot_config(config, 0), cli, session, group, uniform, {0, count}, false);
   if (groups > 1) log::set_prefix("[group " + std::to_string(group.index) + "] ");
 
-  // Shots run, skipped, failed by this group (counted by its first rank).
-  std::vector<double> tally(3, 0.0);
+  // Shots run and failed by this group (counted by its first rank).
+  std::vector<double> tally(2, 0.0);
   std::string failed;
   // One plan and propagator for all the group's shots where the model is every shot's alike
   // (plan.shots_share_model): reset to rest between shots, the source moved; else each anew.
   std::optional<Prepared> kept;
   bool first = true;
-  for (const int s : app::shots_of_group(count, group.index, groups)) {
+  for (const int s : app::shots_of_group(pending, group.index, groups)) {
     const io::Config c = app::shot_config(config, s);
-    int skip = group.rank == 0 && done_already(s) ? 1 : 0;
-    if (group.size > 1) mpi::check(MPI_Bcast(&skip, 1, MPI_INT, 0, group.comm), "MPI_Bcast (survey)");
     const std::string name = "shot " + std::to_string(s) + " of " + std::to_string(count);
-    if (skip) {
-      log::info(name + ": " + c.output.file + " is there already: skipped");
-      tally[1] += group.rank == 0 ? 1 : 0;
-      continue;
-    }
     log::info(name + ": source at " + position_text(c.source.position) + " -> " + c.output.file);
     try {
       if (!kept || !kept->plan.shots_share_model) kept = plan_shot(c, group, uniform, first, groups > 1);
@@ -405,7 +405,7 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
       tally[0] += group.rank == 0 ? 1 : 0;
     } catch (const InstabilityError& e) {  // every rank of the group alike (health is collective)
       if (group.rank == 0) log::error(name + " failed (no result written): " + e.what());
-      tally[2] += group.rank == 0 ? 1 : 0;
+      tally[1] += group.rank == 0 ? 1 : 0;
       failed += (failed.empty() ? "" : ",") + std::to_string(s);
     }
   }
@@ -416,9 +416,9 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
   if (root)
     std::printf("survey shots=%d run=%d skipped=%d failed=%d groups=%d ranks_per_group=%d seconds=%.3f "
                 "shots_per_hour=%.3f\n",
-                count, static_cast<int>(tally[0]), static_cast<int>(tally[1]), static_cast<int>(tally[2]), groups,
-                session.size() / groups, seconds, seconds > 0 ? 3600.0 * tally[0] / seconds : 0.0);
-  return tally[2] > 0 ? 1 : 0;
+                count, static_cast<int>(tally[0]), done, static_cast<int>(tally[1]), groups, session.size() / groups,
+                seconds, seconds > 0 ? 3600.0 * tally[0] / seconds : 0.0);
+  return tally[1] > 0 ? 1 : 0;
 }
 
 int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {

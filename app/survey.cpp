@@ -34,9 +34,10 @@ io::Config shot_config(const io::Config& survey, int shot) {
   return c;
 }
 
-std::vector<int> shots_of_group(int count, int group, int groups) {
+std::vector<int> shots_of_group(const std::vector<int>& pending, int group, int groups) {
   std::vector<int> out;
-  for (int s = group; s < count; s += groups) out.push_back(s);
+  for (size_t p = static_cast<size_t>(group); p < pending.size(); p += static_cast<size_t>(groups))
+    out.push_back(pending[p]);
   return out;
 }
 

@@ -1,7 +1,7 @@
 // A survey: many shots of one config, each the config with the source at that shot's position,
 // written to a file of its own (DESIGN.md §5, §6). Shots are independent: minimod splits its ranks
-// into execution.shot_groups groups, each running every G-th shot over its own ranks, and skips
-// a shot whose result file exists already (results are renamed into place only when complete,
+// into execution.shot_groups groups, deals the shots out to them in turn, each group running its
+// own over its own ranks, and skips a shot whose result file exists already (results are renamed into place only when complete,
 // io::OutputFile), so a survey cut short resumes where it stopped.
 #pragma once
 #include <string>
@@ -24,7 +24,9 @@ std::string shot_file(const std::string& pattern, int shot, int count);
 /// own (shot_file). The shots stay listed, so that its plan checks them all (make_plan).
 io::Config shot_config(const io::Config& survey, int shot);
 
-/// The shots group `group` of `groups` runs, in order: shot, shot + groups, ...
-std::vector<int> shots_of_group(int count, int group, int groups);
+/// The shots group `group` of `groups` runs of those still to run (`pending`, in order): the
+/// group-th, then every groups-th after it, so that a survey resumed after an interruption
+/// shares out what is left evenly, whichever shots were done.
+std::vector<int> shots_of_group(const std::vector<int>& pending, int group, int groups);
 
 }  // namespace minimod::app

@@ -52,10 +52,10 @@ TEST(SurveyMpirun, GroupsOfRanksWriteWhatOneProcessWrites) {
   const std::string env =
       "OMP_NUM_THREADS=1 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
       "OMPI_MCA_rmaps_base_oversubscribe=1 ";
-  auto survey = [&](const std::string& launcher, const std::string& name, const std::string& extra) {
-    return run("cd " + dir.string() + " && " + env + launcher + " " MINIMOD_BINARY
-               " --quiet --config line.yaml --set output.file=" + name + "/shot.h5" + extra + " >" + name +
-               ".log 2>&1");
+  auto survey = [&](const std::string& launcher, const std::string& name, const std::string& extra,
+                    bool quiet = true) {
+    return run("cd " + dir.string() + " && " + env + launcher + " " MINIMOD_BINARY + (quiet ? " --quiet" : "") +
+               " --config line.yaml --set output.file=" + name + "/shot.h5" + extra + " >" + name + ".log 2>&1");
   };
   auto shot = [&](const std::string& name, int s) {
     return (dir / name / ("shot-000" + std::to_string(s) + ".h5")).string();
@@ -87,6 +87,18 @@ TEST(SurveyMpirun, GroupsOfRanksWriteWhatOneProcessWrites) {
       EXPECT_EQ(minimod::testing::read_dataset(shot(c.name, s), "/seismograms/p"), ref[static_cast<size_t>(s)])
           << "shot " << s;
   }
+
+  // A survey resumed with shots 0 and 2 to run again (both the first group's at the start): the
+  // two groups take one each, and the results are the same again.
+  fs::remove(shot("two_by_one", 0));
+  fs::remove(shot("two_by_one", 2));
+  ASSERT_EQ(survey(MINIMOD_MPIEXEC " -n 2", "two_by_one", " --set execution.shot_groups=2", false), 0);
+  const std::string resumed = read_text(dir / "two_by_one.log");
+  EXPECT_NE(resumed.find("survey shots=5 run=2 skipped=3 failed=0 groups=2"), std::string::npos) << resumed;
+  EXPECT_NE(resumed.find("[group 0] shot 0 of 5: source at"), std::string::npos) << resumed;
+  EXPECT_NE(resumed.find("[group 1] shot 2 of 5: source at"), std::string::npos) << resumed;
+  for (int s : {0, 2})
+    EXPECT_EQ(minimod::testing::read_dataset(shot("two_by_one", s), "/seismograms/p"), ref[static_cast<size_t>(s)]);
 
   // Three ranks cannot form two equal groups: refused, with the key named, nothing written.
   EXPECT_EQ(survey(MINIMOD_MPIEXEC " -n 3", "uneven", " --set execution.shot_groups=2"), 2);
