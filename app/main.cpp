@@ -133,9 +133,8 @@ struct Prepared {
 };
 
 /// The plan of `config` on the ranks of `ranks` (the world, or a survey's group), told where
-/// `tell`. `uniform` turns false once an error may strike some ranks only; where `groups_differ`
-/// (a survey of several groups) that is from the plan on.
-Prepared plan_shot(const io::Config& config, const mpi::Group& ranks, bool& uniform, bool tell, bool groups_differ) {
+/// `tell`.
+Prepared plan_shot(const io::Config& config, const mpi::Group& ranks, bool tell) {
   const bool root = ranks.rank == 0;
   const bool distributed = ranks.size > 1;
   // A one-rank run short of host memory is warned of before the plan builds the model (a TTI
@@ -167,7 +166,6 @@ Prepared plan_shot(const io::Config& config, const mpi::Group& ranks, bool& unif
   if (config.execution.threads > 0) omp_set_num_threads(config.execution.threads);
   kernels::check_kernel_name(config.execution.kernel);
   if (!p.decomposition) p.decomposition = plan_decomposition(p.plan, ranks.size);
-  if (groups_differ) uniform = false;  // another group's ranks may be anywhere in their own shot
 
   std::string where = "";
   if (distributed) {
@@ -315,8 +313,8 @@ void run_and_write(Prepared& p, const io::Config& config, io::OutputFile* out, c
 
 /// One shot of `config` on the ranks of `ranks`, from its plan to its committed result.
 int run_one_shot(const io::Config& config, const Cli& cli, const mpi::Session& session, const mpi::Group& ranks,
-                 bool& uniform, ShotOf shot, bool groups_differ) {
-  Prepared p = plan_shot(config, ranks, uniform, shot.first, groups_differ);
+                 bool& uniform, ShotOf shot) {
+  Prepared p = plan_shot(config, ranks, shot.first);
   if (cli.dry_run) return 0;
   std::unique_ptr<io::OutputFile> out;
   if (!open_result(config, ranks, out)) return 2;
@@ -347,6 +345,7 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
         config, "execution.shot_groups",
         std::to_string(groups) + " groups cannot share " + std::to_string(session.size()) +
             " ranks evenly: start a multiple of " + std::to_string(groups) + " ranks"));
+  app::check_shot_positions(config);  // before the groups part: every rank gives the same error
   const mpi::Group group = mpi::split_groups(session, groups);
   // One voice per group (its first rank), and only rank 0 for a dry run.
   const bool voice = group.rank == 0 && !(cli.dry_run && session.rank() != 0);
@@ -375,8 +374,11 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
       log::warn("execution.shot_groups: " + std::to_string(groups) + " groups for " + std::to_string(count) +
                 " shots: " + std::to_string(groups - count) + " groups have none");
   }
-  if (cli.dry_run) return run_one_shot(app::shot_config(config, 0), cli, session, group, uniform, {0, count}, false);
+  if (cli.dry_run) return run_one_shot(app::shot_config(config, 0), cli, session, group, uniform, {0, count});
   if (groups > 1) log::set_prefix("[group " + std::to_string(group.index) + "] ");
+  // From here on the groups go their own ways (a group may have no shot and wait for the totals):
+  // an error in one group stops the whole run rather than leave the others waiting.
+  if (groups > 1) uniform = false;
 
   // Shots run and failed by this group (counted by its first rank).
   std::vector<double> tally(2, 0.0);
@@ -390,7 +392,7 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
     const std::string name = "shot " + std::to_string(s) + " of " + std::to_string(count);
     log::info(name + ": source at " + position_text(c.source.position) + " -> " + c.output.file);
     try {
-      if (!kept || !kept->plan.shots_share_model) kept = plan_shot(c, group, uniform, first, groups > 1);
+      if (!kept || !kept->plan.shots_share_model) kept = plan_shot(c, group, first);
       Prepared& p = *kept;
       p.plan.config.source.position = c.source.position;  // what describe() and the plan tell
       p.plan.config.output.file = c.output.file;
@@ -433,7 +435,7 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   if (!root) log::set_level(log::Level::warn);  // one voice: rank 0 reports (a survey: each group's first)
   const io::Config config = io::load_config(cli.config, cli.overrides);
   if (!config.shots.empty()) return run_survey(config, cli, session, chosen, uniform);
-  return run_one_shot(config, cli, session, mpi::whole_world(session), uniform, {}, false);
+  return run_one_shot(config, cli, session, mpi::whole_world(session), uniform, {});
 }
 
 }  // namespace

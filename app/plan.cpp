@@ -157,6 +157,14 @@ void check_inside(const io::Config& c, const std::string& key, const Point3& x,
 
 }  // namespace
 
+void check_shot_positions(const io::Config& c) {
+  const std::vector<Point3> shots = positions_of(c.shots);
+  const Index3 model{c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]};
+  for (size_t s = 0; s < shots.size(); ++s)
+    check_inside(c, "shots", shots[s], model, c.grid.spacing,
+                 " (shot " + std::to_string(s) + " of " + std::to_string(shots.size()) + ")");
+}
+
 std::vector<Point3> positions_of(const std::vector<io::PositionGroupConfig>& groups) {
   std::vector<Point3> out;
   for (const auto& g : groups) {
@@ -687,9 +695,7 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
   // --- source: trilinear weights; physical injection adds (v dt)^2 s / (dx dy dz). A survey's
   // shots are checked all at once, so that no shot starts before a bad one is named.
   const std::vector<Point3> shots = positions_of(c.shots);
-  for (size_t s = 0; s < shots.size(); ++s)
-    check_inside(c, "shots", shots[s], plan.model_shape, h,
-                 " (shot " + std::to_string(s) + " of " + std::to_string(shots.size()) + ")");
+  check_shot_positions(c);
   check_inside(c, "source.position", c.source.position, plan.model_shape, h);
   const auto source_at = [&](const Point3& position) {
     std::vector<kernels::NodeWeight> nodes;

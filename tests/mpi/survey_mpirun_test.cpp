@@ -100,6 +100,19 @@ TEST(SurveyMpirun, GroupsOfRanksWriteWhatOneProcessWrites) {
   for (int s : {0, 2})
     EXPECT_EQ(minimod::testing::read_dataset(shot("two_by_one", s), "/seismograms/p"), ref[static_cast<size_t>(s)]);
 
+  // A shot outside the model, under two groups (one of them with no shot to run): one error,
+  // every rank stops, nothing written.
+  EXPECT_EQ(survey("timeout 120 " MINIMOD_MPIEXEC " -n 2", "bad",
+                   " --set execution.shot_groups=2 --set 'shots[0].line.end=[270,900,20]'"),
+            2);
+  const std::string bad = read_text(dir / "bad.log");
+  size_t errors = 0;
+  for (size_t at = bad.find("minimod: error:"); at != std::string::npos; at = bad.find("minimod: error:", at + 1))
+    ++errors;
+  EXPECT_EQ(errors, 1u) << bad;
+  EXPECT_NE(bad.find("shots (line 7): y = 315 m lies outside the model [0, 230] m (shot 1 of 5)"), std::string::npos) << bad;
+  EXPECT_FALSE(fs::exists(dir / "bad"));
+
   // Three ranks cannot form two equal groups: refused, with the key named, nothing written.
   EXPECT_EQ(survey(MINIMOD_MPIEXEC " -n 3", "uneven", " --set execution.shot_groups=2"), 2);
   const std::string log = read_text(dir / "uneven.log");
