@@ -345,7 +345,7 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
         config, "execution.shot_groups",
         std::to_string(groups) + " groups cannot share " + std::to_string(session.size()) +
             " ranks evenly: start a multiple of " + std::to_string(groups) + " ranks"));
-  app::check_shot_positions(config);  // before the groups part: every rank gives the same error
+  app::check_shot_positions(config, positions);  // before the groups part: every rank gives the same error
   const mpi::Group group = mpi::split_groups(session, groups);
   // One voice per group (its first rank), and only rank 0 for a dry run.
   const bool voice = group.rank == 0 && !(cli.dry_run && session.rank() != 0);
@@ -374,7 +374,7 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
       log::warn("execution.shot_groups: " + std::to_string(groups) + " groups for " + std::to_string(count) +
                 " shots: " + std::to_string(groups - count) + " groups have none");
   }
-  if (cli.dry_run) return run_one_shot(app::shot_config(config, 0), cli, session, group, uniform, {0, count});
+  if (cli.dry_run) return run_one_shot(app::shot_config(config, positions, 0), cli, session, group, uniform, {0, count});
   if (groups > 1) log::set_prefix("[group " + std::to_string(group.index) + "] ");
   // From here on the groups go their own ways (a group may have no shot and wait for the totals):
   // an error in one group stops the whole run rather than leave the others waiting.
@@ -388,14 +388,12 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
   std::optional<Prepared> kept;
   bool first = true;
   for (const int s : app::shots_of_group(pending, group.index, groups)) {
-    const io::Config c = app::shot_config(config, s);
+    const io::Config c = app::shot_config(config, positions, s);
     const std::string name = "shot " + std::to_string(s) + " of " + std::to_string(count);
     log::info(name + ": source at " + position_text(c.source.position) + " -> " + c.output.file);
     try {
       if (!kept || !kept->plan.shots_share_model) kept = plan_shot(c, group, first);
       Prepared& p = *kept;
-      p.plan.config.source.position = c.source.position;  // what describe() and the plan tell
-      p.plan.config.output.file = c.output.file;
       if (p.plan.shots_share_model) p.plan.source = p.plan.shot_sources.at(static_cast<size_t>(s));
       std::unique_ptr<io::OutputFile> out;
       if (!open_result(c, group, out)) throw ConfigError("");  // the first rank names the file

@@ -157,8 +157,7 @@ void check_inside(const io::Config& c, const std::string& key, const Point3& x,
 
 }  // namespace
 
-void check_shot_positions(const io::Config& c) {
-  const std::vector<Point3> shots = positions_of(c.shots);
+void check_shot_positions(const io::Config& c, const std::vector<Point3>& shots) {
   const Index3 model{c.grid.shape[0], c.grid.shape[1], c.grid.shape[2]};
   for (size_t s = 0; s < shots.size(); ++s)
     check_inside(c, "shots", shots[s], model, c.grid.spacing,
@@ -695,7 +694,7 @@ RunPlan make_plan(const io::Config& c, const std::function<void(const RunPlan&)>
   // --- source: trilinear weights; physical injection adds (v dt)^2 s / (dx dy dz). A survey's
   // shots are checked all at once, so that no shot starts before a bad one is named.
   const std::vector<Point3> shots = positions_of(c.shots);
-  check_shot_positions(c);
+  check_shot_positions(c, shots);
   check_inside(c, "source.position", c.source.position, plan.model_shape, h);
   const auto source_at = [&](const Point3& position) {
     std::vector<kernels::NodeWeight> nodes;

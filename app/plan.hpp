@@ -79,9 +79,9 @@ struct ModelShare {
 /// start to end, a grid's with x slowest and z fastest.
 std::vector<physics::Point3> positions_of(const std::vector<io::PositionGroupConfig>& groups);
 
-/// Every shot of a survey inside the model, or ConfigError naming the first that is not
-/// ("shots ... (shot 7 of 40)"); make_plan checks this too.
-void check_shot_positions(const io::Config& config);
+/// Every shot of a survey (at `positions`, positions_of its shots) inside the model, or
+/// ConfigError naming the first that is not ("shots ... (shot 7 of 40)"); make_plan checks this too.
+void check_shot_positions(const io::Config& config, const std::vector<physics::Point3>& positions);
 
 /// `before_model`, where given, is called once the grid and its layer are planned and before the
 /// model is built (a TTI run's peak of host memory): estimate_building_bytes takes that plan.

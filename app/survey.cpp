@@ -26,8 +26,7 @@ std::string shot_file(const std::string& pattern, int shot, int count) {
   return (path.parent_path() / name).string();
 }
 
-io::Config shot_config(const io::Config& survey, int shot) {
-  const auto positions = shot_positions(survey);
+io::Config shot_config(const io::Config& survey, const std::vector<physics::Point3>& positions, int shot) {
   io::Config c = survey;
   c.source.position = positions.at(static_cast<size_t>(shot));
   c.output.file = shot_file(survey.output.file, shot, static_cast<int>(positions.size()));

@@ -20,9 +20,10 @@ std::vector<physics::Point3> shot_positions(const io::Config& config);
 /// extension: out/line.h5 -> out/line-0007.h5.
 std::string shot_file(const std::string& pattern, int shot, int count);
 
-/// The one-shot config of shot `shot` of a survey: the source at its position, output.file its
-/// own (shot_file). The shots stay listed, so that its plan checks them all (make_plan).
-io::Config shot_config(const io::Config& survey, int shot);
+/// The one-shot config of shot `shot` of a survey whose shots lie at `positions`
+/// (shot_positions, expanded once for the whole survey): the source at its position, output.file
+/// its own (shot_file). The shots stay listed, so that its plan checks them all (make_plan).
+io::Config shot_config(const io::Config& survey, const std::vector<physics::Point3>& positions, int shot);
 
 /// The shots group `group` of `groups` runs of those still to run (`pending`, in order): the
 /// group-th, then every groups-th after it, so that a survey resumed after an interruption

@@ -55,12 +55,12 @@ TEST(ShotConfig, PutsTheSourceAtTheShotAndTheResultInItsOwnFile) {
   EXPECT_EQ(positions[0], (physics::Point3{40, 120, 20}));
   EXPECT_EQ(positions[4], (physics::Point3{200, 120, 20}));
   for (int s = 0; s < 5; ++s) {
-    const io::Config c = shot_config(survey, s);
+    const io::Config c = shot_config(survey, positions, s);
     EXPECT_EQ(c.source.position, positions[static_cast<size_t>(s)]);
     EXPECT_EQ(c.output.file, shot_file("out/line.h5", s, 5));
     EXPECT_EQ(c.grid.shape, survey.grid.shape);
   }
-  EXPECT_THROW(shot_config(survey, 5), std::out_of_range);
+  EXPECT_THROW(shot_config(survey, positions, 5), std::out_of_range);
 }
 
 TEST(ShotsOfGroup, EveryPendingShotRunsOnceWhateverTheGroups) {
@@ -93,7 +93,7 @@ TEST(SurveyPlan, NamesAShotOutsideTheModelWhicheverShotRuns) {
   survey.shots.push_back(far);
   for (int s : {0, 3}) {
     try {
-      make_plan(shot_config(survey, s));
+      make_plan(shot_config(survey, shot_positions(survey), s));
       ADD_FAILURE() << "shot " << s << "'s plan took a shot outside the model";
     } catch (const ConfigError& e) {
       const std::string m = e.what();
@@ -103,7 +103,7 @@ TEST(SurveyPlan, NamesAShotOutsideTheModelWhicheverShotRuns) {
     }
   }
   survey.shots.pop_back();
-  EXPECT_NO_THROW(make_plan(shot_config(survey, 2)));
+  EXPECT_NO_THROW(make_plan(shot_config(survey, shot_positions(survey), 2)));
 }
 
 }  // namespace
