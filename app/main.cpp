@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "app/checkpoint.hpp"
 #include "app/plan.hpp"
 #include "app/run.hpp"
 #include "app/survey.hpp"
@@ -45,7 +46,8 @@ options:
   --help              this text
 
 exit status: 0 success, 2 bad config or command line, 1 other errors (a survey: also where a shot
-failed; the others are written, and running it again retries the failed ones).
+failed; the others are written, and running it again retries the failed ones), 3 stopped by
+SIGUSR1 or SIGTERM after writing a checkpoint (config checkpoint:; running it again resumes).
 )";
 
 struct Cli {
@@ -231,9 +233,49 @@ void make_propagator(Prepared& p, const io::Config& config, const mpi::Session& 
             (plan.tti ? std::string(", model: ") + kernels::tti_axis_kind(plan.tti_problem) : std::string()));
 }
 
-/// Runs `p`'s plan on its propagator (at rest) and writes the result of `config` into `out`
-/// (the first rank's; null on the others), with its summary line.
-void run_and_write(Prepared& p, const io::Config& config, io::OutputFile* out, const mpi::Group& ranks, ShotOf shot) {
+/// How the ranks of `ranks` agree while checkpointing.
+app::RankLink rank_link(const mpi::Group& ranks) {
+  app::RankLink link;
+  link.root = ranks.rank == 0;
+  link.ranks = ranks.size;
+  if (ranks.size == 1) return link;
+  const MPI_Comm comm = ranks.comm;
+  link.any = [comm](bool mine) {
+    int v = mine ? 1 : 0, all = 0;
+    mpi::check(MPI_Allreduce(&v, &all, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce (checkpoint)");
+    return all != 0;
+  };
+  link.broadcast = [comm](void* data, std::int64_t bytes) {
+    mpi::check(MPI_Bcast(data, static_cast<int>(bytes), MPI_BYTE, 0, comm), "MPI_Bcast (checkpoint)");
+  };
+  link.root_message = [comm](const std::string& mine) { return mpi::first_error(comm, mine); };
+  return link;
+}
+
+/// A shot's checkpoints, where the config asks for them, and whether it resumes from one
+/// (collective; before the result is opened, so that a refusal is every rank's alike).
+struct ShotRestart {
+  std::optional<app::ShotCheckpoints> checkpoints;
+  bool resume = false;
+};
+ShotRestart find_checkpoint(const io::Config& config, const app::RunPlan& plan, const mpi::Group& ranks) {
+  ShotRestart r;
+  if (!config.checkpoint.enabled) {
+    if (ranks.rank == 0 && !config.output.overwrite && std::filesystem::exists(app::checkpoint_path(config)))
+      log::warn("a checkpoint lies at " + app::checkpoint_path(config) +
+                " but the config has no checkpoint section: the run starts from step 0 (add `checkpoint: {}` to resume)");
+    return r;
+  }
+  r.checkpoints.emplace(config, plan, rank_link(ranks));
+  r.resume = r.checkpoints->find();
+  return r;
+}
+
+/// Runs `p`'s plan on its propagator (at rest, or set from the checkpoint `restart` found) and
+/// writes the result of `config` into `out` (the first rank's; null on the others), with its
+/// summary line; the checkpoint is removed once the result is committed.
+void run_and_write(Prepared& p, const io::Config& config, io::OutputFile* out, const mpi::Group& ranks, ShotOf shot,
+                   ShotRestart& restart) {
   const bool root = ranks.rank == 0;
   const app::RunPlan& plan = p.plan;
   kernels::Propagator* prop = p.prop.get();
@@ -242,6 +284,10 @@ void run_and_write(Prepared& p, const io::Config& config, io::OutputFile* out, c
   app::RunOptions options;
   if (!root) options.progress_seconds = 0;
   options.snapshots_without_file = !root;
+  std::optional<app::Resume> resume;
+  if (restart.resume) resume = restart.checkpoints->restore(*prop);
+  options.checkpoints = restart.checkpoints ? &*restart.checkpoints : nullptr;
+  options.resume = resume ? &*resume : nullptr;
   const app::RunResult r = app::run_shot(plan, *prop, out, options);
 
   const auto& s = plan.model_shape;
@@ -297,6 +343,7 @@ void run_and_write(Prepared& p, const io::Config& config, io::OutputFile* out, c
   attr.shots = shot.shots;
   out->set_attributes(attr);
   out->commit();
+  if (restart.checkpoints) restart.checkpoints->remove();
 
   const auto& g = plan.problem.grid.shape;
   std::printf("summary propagator=%s backend=%s kernel=%s shape=%dx%dx%d ranks=%d decomposition=%s "
@@ -316,11 +363,12 @@ int run_one_shot(const io::Config& config, const Cli& cli, const mpi::Session& s
                  bool& uniform, ShotOf shot) {
   Prepared p = plan_shot(config, ranks, shot.first);
   if (cli.dry_run) return 0;
+  ShotRestart restart = find_checkpoint(config, p.plan, ranks);
   std::unique_ptr<io::OutputFile> out;
   if (!open_result(config, ranks, out)) return 2;
   uniform = false;  // from here on, an error may strike one rank only
   make_propagator(p, config, session, ranks);
-  run_and_write(p, config, out.get(), ranks, shot);
+  run_and_write(p, config, out.get(), ranks, shot, restart);
   return 0;
 }
 
@@ -381,13 +429,20 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
   if (groups > 1) uniform = false;
 
   // Shots run and failed by this group (counted by its first rank).
-  std::vector<double> tally(2, 0.0);
+  std::vector<double> tally(3, 0.0);  // run, failed, stopped at a checkpoint
   std::string failed;
+  const app::RankLink link = rank_link(group);
   // One plan and propagator for all the group's shots where the model is every shot's alike
   // (plan.shots_share_model): reset to rest between shots, the source moved; else each anew.
   std::optional<Prepared> kept;
   bool first = true;
   for (const int s : app::shots_of_group(pending, group.index, groups)) {
+    // A signal that asked to stop between shots: the shots not begun stay for the next run.
+    if (config.checkpoint.enabled && config.checkpoint.on_signal && link.any(app::stop_signal_arrived())) {
+      if (group.rank == 0) log::warn("stopped before shot " + std::to_string(s) + " as a signal asked: run the same command again to go on");
+      tally[2] += group.rank == 0 ? 1 : 0;
+      break;
+    }
     const io::Config c = app::shot_config(config, positions, s);
     const std::string name = "shot " + std::to_string(s) + " of " + std::to_string(count);
     log::info(name + ": source at " + position_text(c.source.position) + " -> " + c.output.file);
@@ -395,18 +450,23 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
       if (!kept || !kept->plan.shots_share_model) kept = plan_shot(c, group, first);
       Prepared& p = *kept;
       if (p.plan.shots_share_model) p.plan.source = p.plan.shot_sources.at(static_cast<size_t>(s));
+      ShotRestart restart = find_checkpoint(c, p.plan, group);
       std::unique_ptr<io::OutputFile> out;
       if (!open_result(c, group, out)) throw ConfigError("");  // the first rank names the file
       uniform = false;  // from here on, an error may strike one rank only
       if (p.prop) p.prop->reset();
       else make_propagator(p, c, session, group);
-      run_and_write(p, c, out.get(), group, {s, count, first});
+      run_and_write(p, c, out.get(), group, {s, count, first}, restart);
       first = false;
       tally[0] += group.rank == 0 ? 1 : 0;
     } catch (const InstabilityError& e) {  // every rank of the group alike (health is collective)
       if (group.rank == 0) log::error(name + " failed (no result written): " + e.what());
       tally[1] += group.rank == 0 ? 1 : 0;
       failed += (failed.empty() ? "" : ",") + std::to_string(s);
+    } catch (const app::StoppedAtCheckpoint& e) {  // every rank of the group alike (the signal is agreed)
+      if (group.rank == 0) log::warn(name + ": " + e.what());
+      tally[2] += group.rank == 0 ? 1 : 0;
+      break;
     }
   }
   if (session.size() > 1) mpi::combine(MPI_COMM_WORLD, tally, '+');
@@ -418,6 +478,7 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
                 "shots_per_hour=%.3f\n",
                 count, static_cast<int>(tally[0]), done, static_cast<int>(tally[1]), groups, session.size() / groups,
                 seconds, seconds > 0 ? 3600.0 * tally[0] / seconds : 0.0);
+  if (tally[2] > 0) return app::kStoppedExitCode;
   return tally[1] > 0 ? 1 : 0;
 }
 
@@ -432,6 +493,7 @@ int run(int argc, char** argv, const mpi::Session& session, bool& uniform) {
   const log::Level chosen = log::level();  // the command line's
   if (!root) log::set_level(log::Level::warn);  // one voice: rank 0 reports (a survey: each group's first)
   const io::Config config = io::load_config(cli.config, cli.overrides);
+  if (config.checkpoint.enabled && config.checkpoint.on_signal && !cli.dry_run) app::watch_stop_signals();
   if (!config.shots.empty()) return run_survey(config, cli, session, chosen, uniform);
   return run_one_shot(config, cli, session, mpi::whole_world(session), uniform, {});
 }
@@ -458,6 +520,9 @@ int main(int argc, char** argv) {
   };
   try {
     return run(argc, argv, *session, uniform);
+  } catch (const app::StoppedAtCheckpoint& e) {  // every rank alike: the signal is agreed on
+    if (session->rank() == 0) log::warn(e.what());
+    return app::kStoppedExitCode;
   } catch (const ConfigError& e) {
     return fail(e, 2);
   } catch (const std::exception& e) {

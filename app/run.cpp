@@ -6,6 +6,7 @@
 #include <memory>
 #include <sstream>
 
+#include "app/checkpoint.hpp"
 #include "io/output_file.hpp"
 #include "io/snapshot_writer.hpp"
 #include "physics/error.hpp"
@@ -40,6 +41,10 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
   RunResult result;
   result.samples = samples;
   result.seismogram.assign(static_cast<size_t>(nrec) * samples, 0.0f);  // sample 0 (t = 0) is 0
+  const int first = opt.resume ? opt.resume->step : 0;
+  if (opt.resume) result.seismogram = opt.resume->seismogram;
+  if (opt.resume && plan.snapshot_count() > 0)
+    throw std::logic_error("run_shot: a resumed run cannot take snapshots");
   prop.set_receivers(plan.receivers, nrec);
 
   // A slot holds a snapshot, or a slab of one where the propagator gathers them (by_parts).
@@ -63,7 +68,7 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
   }
 
   std::vector<float> traces;
-  int recorded_steps = 0;  // steps whose receiver samples were taken from the propagator
+  int recorded_steps = first;  // steps whose receiver samples were taken from the propagator
   auto drain_traces = [&]() {
     prop.take_traces(traces);
     const int n = nrec > 0 ? static_cast<int>(traces.size()) / nrec : 0;
@@ -81,9 +86,13 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
   const double points = static_cast<double>(plan.problem.grid.points());
   const double source_end = physics::wavelet_extent(plan.wavelet);
   double settled = 0;  // max |field| at the first health check after the wavelet ended
+  if (opt.resume) {
+    settled = opt.resume->settled;
+    result.growth_after_source = opt.resume->growth;
+  }
   const auto start = Clock::now();
   auto last_report = start;
-  for (int n = 0; n < plan.steps; ++n) {
+  for (int n = first; n < plan.steps; ++n) {
     prop.step(plan.source, static_cast<float>(plan.wavelet(n * plan.dt)));
     const int done = n + 1;
     const auto output_start = Clock::now();
@@ -114,6 +123,17 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
         else result.growth_after_source = std::max(result.growth_after_source, size / settled);
       }
     }
+    if (opt.checkpoints && opt.checkpoints->due(done)) {  // collective
+      const auto output_start = Clock::now();
+      if (nrec > 0) drain_traces();
+      opt.checkpoints->write(prop, done, result.seismogram, settled, result.growth_after_source);
+      result.output_seconds += std::chrono::duration<double>(Clock::now() - output_start).count();
+      if (opt.checkpoints->stop_requested())
+        throw StoppedAtCheckpoint("stopped at step " + std::to_string(done) + " of " + std::to_string(plan.steps) +
+                                  " as asked (a signal, or checkpoint.stop_at), after writing checkpoint " +
+                                  opt.checkpoints->path() +
+                                  ": run the same command again to resume");
+    }
     const auto now = Clock::now();
     if (opt.progress_seconds > 0 &&
         std::chrono::duration<double>(now - last_report).count() >= opt.progress_seconds) {
@@ -122,8 +142,8 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
       std::ostringstream s;
       s.precision(3);
       s << "step " << done << "/" << plan.steps << "  t = " << done * plan.dt << " s  "
-        << std::fixed << 100.0 * done / plan.steps << "%  " << points * done / el / 1e9
-        << " GPts/s  ETA " << el / done * (plan.steps - done) << " s";
+        << std::fixed << 100.0 * done / plan.steps << "%  " << points * (done - first) / el / 1e9
+        << " GPts/s  ETA " << el / (done - first) * (plan.steps - done) << " s";
       log::info(s.str());
     }
   }
@@ -135,7 +155,7 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
     result.snapshot_wait_seconds = writer->seconds_waited();
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  result.gpts_per_s = points * plan.steps / result.seconds / 1e9;
+  result.gpts_per_s = points * (plan.steps - first) / result.seconds / 1e9;
   return result;
 }
 

@@ -12,6 +12,9 @@ class OutputFile;
 
 namespace minimod::app {
 
+class ShotCheckpoints;
+struct Resume;
+
 struct RunResult {
   std::vector<float> seismogram;  // [receiver][sample]
   int samples = 0;
@@ -39,6 +42,11 @@ struct RunOptions {
   /// Floats of a slab at most where snapshots come by parts (Propagator::snapshots_by_parts): a
   /// slot's size, and at most that many planes of x a chunk of /snapshots/<field>.
   std::int64_t snapshot_part_floats = kernels::kFieldPartFloats;
+  /// Checkpoints to write as they fall due (app/checkpoint.hpp); after one a signal asked for,
+  /// run_shot throws StoppedAtCheckpoint.
+  ShotCheckpoints* checkpoints = nullptr;
+  /// Where to resume: its steps are done, its state is the propagator's, its seismogram so far.
+  const Resume* resume = nullptr;
 };
 
 /// Runs the plan on `propagator`; writes snapshots to `out` if given (seismograms are returned).

@@ -30,6 +30,8 @@ io::Config shot_config(const io::Config& survey, const std::vector<physics::Poin
   io::Config c = survey;
   c.source.position = positions.at(static_cast<size_t>(shot));
   c.output.file = shot_file(survey.output.file, shot, static_cast<int>(positions.size()));
+  if (!survey.checkpoint.file.empty())  // else beside each shot's result (app::checkpoint_path)
+    c.checkpoint.file = shot_file(survey.checkpoint.file, shot, static_cast<int>(positions.size()));
   return c;
 }
 

@@ -125,6 +125,16 @@ struct OutputConfig {
   std::string record = "p";          // field the receivers record: p, or q (acoustic_tti only)
 };
 
+/// Checkpoints of a long shot (app/checkpoint.hpp): the state written every so many steps and when
+/// a signal asks the run to stop, so that running the same config again resumes from it.
+struct CheckpointConfig {
+  bool enabled = false;   // the config has a checkpoint section
+  int every = 0;          // steps between checkpoints; 0 = only when a signal asks
+  std::string file;       // empty: beside output.file, its extension replaced by .checkpoint.h5
+  bool on_signal = true;  // SIGUSR1 or SIGTERM: a checkpoint at the end of the step, then stop (exit 3)
+  int stop_at = 0;        // > 0: a checkpoint after this step, then stop (exit 3): a run in jobs of so many steps
+};
+
 struct Config {
   std::string propagator = "acoustic_iso";
   /// `minimod`: reproduce Minimod's benchmark exactly (PML inside the grid, its dt, wavelet and
@@ -141,9 +151,14 @@ struct Config {
   BoundaryConfig boundary;
   ExecutionConfig execution;
   OutputConfig output;
+  CheckpointConfig checkpoint;
 
   std::string text;       // the full YAML text after --set overrides (stored in the output):
                           // as written if there are none, else the tree re-emitted (no comments)
+  /// A digest of what the results depend on: the YAML tree after --set overrides without the
+  /// `execution` and `checkpoint` sections and output.overwrite, its maps in key order. A
+  /// checkpoint resumes only a run of the same fingerprint.
+  std::string fingerprint;
   std::string path;       // the config file's path
   std::map<std::string, int> lines;  // key path ("time.dt", "receivers[0].line.count") -> line;
                                      // 0 = the value came from --set (no line in the file)

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -808,6 +810,70 @@ void read_output(const Reader& r, const YAML::Node& node, const std::string& pro
   }
 }
 
+void read_checkpoint(const Reader& r, const YAML::Node& node, CheckpointConfig& checkpoint) {
+  r.expect_map(node, "checkpoint", {"every", "file", "on_signal", "stop_at"});
+  checkpoint.enabled = true;
+  if (const YAML::Node e = node["every"]) {
+    checkpoint.every = r.integer(e, "checkpoint.every");
+    r.check(checkpoint.every >= 0, e, "checkpoint.every", "must be >= 0 steps (0 = only on a signal)");
+  }
+  if (const YAML::Node f = node["file"]) {
+    checkpoint.file = r.text(f, "checkpoint.file");
+    r.check(!checkpoint.file.empty(), f, "checkpoint.file", "must not be empty");
+  }
+  if (const YAML::Node s = node["on_signal"]) checkpoint.on_signal = r.boolean(s, "checkpoint.on_signal");
+  if (const YAML::Node s = node["stop_at"]) {
+    checkpoint.stop_at = r.integer(s, "checkpoint.stop_at");
+    r.check(checkpoint.stop_at >= 0, s, "checkpoint.stop_at", "must be >= 0 (a step; 0 = never)");
+  }
+}
+
+/// `node` written out with its maps in key order (scalars as written), for a digest.
+void write_canonical(const YAML::Node& node, std::string& out) {
+  switch (node.Type()) {
+    case YAML::NodeType::Scalar:
+      out += "'" + node.Scalar() + "'";
+      break;
+    case YAML::NodeType::Sequence:
+      out += "[";
+      for (const auto& item : node) {
+        write_canonical(item, out);
+        out += ",";
+      }
+      out += "]";
+      break;
+    case YAML::NodeType::Map: {
+      std::map<std::string, YAML::Node> sorted;
+      for (const auto& kv : node) sorted.emplace(kv.first.Scalar(), kv.second);
+      out += "{";
+      for (const auto& [key, value] : sorted) {
+        out += key + ":";
+        write_canonical(value, out);
+        out += ",";
+      }
+      out += "}";
+      break;
+    }
+    default:
+      out += "~";
+  }
+}
+
+/// Config::fingerprint of the tree: FNV-1a (64 bits) of its canonical text, in hex.
+std::string fingerprint_of(const YAML::Node& root) {
+  YAML::Node tree = YAML::Clone(root);
+  tree.remove("execution");
+  tree.remove("checkpoint");
+  if (tree["output"] && tree["output"].IsMap()) tree["output"].remove("overwrite");
+  std::string text;
+  write_canonical(tree, text);
+  std::uint64_t h = 14695981039346656037ull;
+  for (const unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return hex;
+}
+
 Config parse(const std::string& yaml_text, const std::vector<std::string>& overrides,
              const std::string& base_dir, const std::string& source_name) {
   YAML::Node root;
@@ -845,7 +911,7 @@ Config parse(const std::string& yaml_text, const std::vector<std::string>& overr
   const Reader r(config.lines, base_dir);
   r.expect_map(doc, "",
                {"propagator", "mode", "grid", "model", "time", "source", "receivers", "shots",
-                "boundary", "execution", "output"});
+                "boundary", "execution", "output", "checkpoint"});
   if (const YAML::Node p = doc["propagator"]) {
     config.propagator = r.choice(p, "propagator", {"acoustic_iso", "acoustic_tti"});
   }
@@ -871,6 +937,14 @@ Config parse(const std::string& yaml_text, const std::vector<std::string>& overr
   if (const YAML::Node n = doc["execution"]) read_execution(r, n, config.execution);
   if (const YAML::Node n = doc["output"])
     read_output(r, n, config.propagator, config.grid, config.output);
+  if (const YAML::Node n = doc["checkpoint"]) {
+    read_checkpoint(r, n, config.checkpoint);
+    // A resumed run would have lost the snapshots written before its checkpoint.
+    if (config.output.snapshots.every > 0)
+      r.fail("checkpoint", "checkpoints cannot yet be taken with output.snapshots (the snapshots before a "
+                           "checkpoint would be lost on resuming): drop one of the two");
+  }
+  config.fingerprint = fingerprint_of(root);
   return config;
 }
 

@@ -29,81 +29,20 @@ namespace fs = std::filesystem;
 using hdf5::Hdf5Quiet;
 using hdf5::hdf5_reason;
 using hdf5::Hid;
+using hdf5::check;
+using hdf5::check_id;
+using hdf5::create_dataset;
+using hdf5::fail;
+using hdf5::fsync_file;
+using hdf5::quote;
+using hdf5::write_double3_attribute;
+using hdf5::write_double_attribute;
+using hdf5::write_int3_attribute;
+using hdf5::write_int_attribute;
+using hdf5::write_string_attribute;
 
-[[noreturn]] void fail(const std::string& what) { throw IoError(what + ": " + hdf5_reason()); }
-
-hid_t check_id(hid_t id, const std::string& what) {
-  if (id < 0) fail(what);
-  return id;
-}
-
-void check(herr_t rc, const std::string& what) {
-  if (rc < 0) fail(what);
-}
 
 
-std::string quote(const std::string& s) { return "'" + s + "'"; }
-
-// Creates dataset `name` (intermediate groups included) of `type` and `dims`.
-Hid create_dataset(hid_t file, const std::string& name, hid_t type,
-                   const std::vector<hsize_t>& dims, hid_t dcpl, const std::string& where) {
-  const std::string what = "cannot create dataset " + quote(name) + " in " + where;
-  Hid space(check_id(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), what));
-  Hid lcpl(check_id(H5Pcreate(H5P_LINK_CREATE), what));
-  check(H5Pset_create_intermediate_group(lcpl.get(), 1), what);
-  return Hid(check_id(
-      H5Dcreate2(file, name.c_str(), type, space.get(), lcpl.get(), dcpl, H5P_DEFAULT), what));
-}
-
-void delete_attribute_if_present(hid_t obj, const char* name, const std::string& what) {
-  const htri_t exists = H5Aexists(obj, name);
-  check(exists, what);
-  if (exists > 0) check(H5Adelete(obj, name), what);
-}
-
-template <class T>
-void write_numeric_attribute(hid_t obj, const char* name, hid_t type, const T* values, hsize_t n,
-                             bool scalar, const std::string& where) {
-  const std::string what = "cannot write attribute " + quote(name) + " of " + where;
-  delete_attribute_if_present(obj, name, what);
-  Hid space(check_id(scalar ? H5Screate(H5S_SCALAR) : H5Screate_simple(1, &n, nullptr), what));
-  Hid attr(check_id(H5Acreate2(obj, name, type, space.get(), H5P_DEFAULT, H5P_DEFAULT), what));
-  check(H5Awrite(attr.get(), type, values), what);
-}
-
-void write_double_attribute(hid_t obj, const char* name, double v, const std::string& where) {
-  write_numeric_attribute(obj, name, H5T_NATIVE_DOUBLE, &v, 1, true, where);
-}
-
-void write_double3_attribute(hid_t obj, const char* name, const std::array<double, 3>& v,
-                             const std::string& where) {
-  write_numeric_attribute(obj, name, H5T_NATIVE_DOUBLE, v.data(), 3, false, where);
-}
-
-void write_int_attribute(hid_t obj, const char* name, int v, const std::string& where) {
-  write_numeric_attribute(obj, name, H5T_NATIVE_INT, &v, 1, true, where);
-}
-
-void write_int3_attribute(hid_t obj, const char* name, const std::array<int, 3>& v,
-                          const std::string& where) {
-  write_numeric_attribute(obj, name, H5T_NATIVE_INT, v.data(), 3, false, where);
-}
-
-// Variable-length UTF-8 string: h5py reads it as str, and its text lives in the global heap, so
-// a long config text does not hit the 64 KiB limit of compact attribute storage.
-void write_string_attribute(hid_t obj, const char* name, const std::string& value,
-                            const std::string& where) {
-  const std::string what = "cannot write attribute " + quote(name) + " of " + where;
-  delete_attribute_if_present(obj, name, what);
-  Hid type(check_id(H5Tcopy(H5T_C_S1), what));
-  check(H5Tset_size(type.get(), H5T_VARIABLE), what);
-  check(H5Tset_cset(type.get(), H5T_CSET_UTF8), what);
-  Hid space(check_id(H5Screate(H5S_SCALAR), what));
-  Hid attr(
-      check_id(H5Acreate2(obj, name, type.get(), space.get(), H5P_DEFAULT, H5P_DEFAULT), what));
-  const char* text = value.c_str();
-  check(H5Awrite(attr.get(), type.get(), &text), what);
-}
 
 void check_field_name(const std::string& field, const std::string& where) {
   if (field.empty() || field.find('/') != std::string::npos || field == "time") {
@@ -145,15 +84,6 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
-// Flushes the closed file's data to disk, so the rename never publishes a file whose contents a
-// power loss could still drop.
-void fsync_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) throw IoError("cannot open " + quote(path) + " to flush it to disk");
-  const int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) throw IoError("cannot flush " + quote(path) + " to disk (fsync failed)");
-}
 
 }  // namespace
 

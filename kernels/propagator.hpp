@@ -30,6 +30,21 @@ struct NodeWeight {
 /// Faces, in the order x-, x+, y-, y+, z-, z+.
 enum Face { kXLo = 0, kXHi, kYLo, kYHi, kZLo, kZHi };
 
+/// A field that carries a propagator's state from one step to the next, as a checkpoint keeps it
+/// (app/checkpoint.hpp): read_field and write_field take its name over boxes of where it lives.
+/// Where it lives, the app finds from the global problem, so that a checkpoint does not depend on
+/// the ranks that wrote it.
+struct StateField {
+  enum class Lives {
+    grid,        // every grid point
+    axis_faces,  // the two faces of `axis`'s absorbing layer only (the isotropic CPML's psi, zeta)
+    layer,       // the absorbing layer only: the grid outside the inner box (kernels::LayerIndex)
+  };
+  std::string name;
+  Lives lives = Lives::grid;
+  int axis = 0;  // axis_faces: 0, 1, 2 for x, y, z
+};
+
 /// Acoustic isotropic problem in plain numbers (no config, no YAML): DESIGN.md §3.
 struct AcousticIsoProblem {
   physics::Grid grid;
@@ -77,6 +92,19 @@ inline int iso_wavefield_arrays(pml::PmlKind kind, bool two_step) {
 
 /// problem.regions, or the regions of the whole grid when it names none.
 std::vector<pml::Region> problem_regions(const AcousticIsoProblem& problem);
+
+/// What an acoustic-isotropic propagator's state is (Propagator::state_fields): u at both levels,
+/// and Minimod's aux or the CPML's psi and zeta of each axis over that axis's faces.
+inline std::vector<StateField> iso_state_fields(pml::PmlKind kind) {
+  std::vector<StateField> f{{"u_prev"}, {"u"}};
+  if (kind == pml::PmlKind::minimod) {
+    f.push_back({"pml_aux"});
+  } else {
+    const char* names[] = {"psi_x", "psi_y", "psi_z", "zeta_x", "zeta_y", "zeta_z"};
+    for (int n = 0; n < 6; ++n) f.push_back({names[n], StateField::Lives::axis_faces, n % 3});
+  }
+  return f;
+}
 
 /// Fill the derived numbers (laplacian, inv_4h2) from the grid spacing.
 void finish_problem(AcousticIsoProblem& problem);
@@ -168,6 +196,13 @@ class Propagator {
   /// wavefield and absorbing-layer memory field zero (halos included), no samples pending, the
   /// step split's sums zero. The model, receivers' buffers and the kernel stay.
   virtual void reset() = 0;
+  /// The fields a restart needs set, besides which the state is the propagator's at rest (reset()):
+  /// the wavefields at both time levels and the absorbing layer's memory. Reading a `layer` field
+  /// outside the layer gives 0 and writing there does nothing.
+  virtual std::vector<StateField> state_fields() const = 0;
+  /// After write_field has set every state field (a restart): set what follows from them, the
+  /// free surfaces' mirror images in the halos of the current level.
+  virtual void finish_state() = 0;
   /// Set u_prev and u on the whole grid (dense C-order host arrays): tests, restarts.
   virtual void write_state(const float* u_prev, const float* u) = 0;
   /// Write a dense [i][j][k] array into a box of a field; the box may cover halo points (a

@@ -304,6 +304,47 @@ struct TtiCpmlArgs {
   }
 };
 
+/// The layer's memory fields a step carries to the next, by the names read_field and write_field
+/// take (a checkpoint's): psi of s and of p and zeta of both operators, per axis. V is not among
+/// them: pass 1 forms it anew every step from psi.
+struct TtiCpmlStateName {
+  const char* name;
+  int field;  // TtiCpmlField + axis
+};
+inline constexpr TtiCpmlStateName kTtiCpmlState[] = {
+    {"cpml_psi_s_x", kPsiS + 0},         {"cpml_psi_s_y", kPsiS + 1},         {"cpml_psi_s_z", kPsiS + 2},
+    {"cpml_psi_p_x", kPsiP + 0},         {"cpml_psi_p_y", kPsiP + 1},         {"cpml_psi_p_z", kPsiP + 2},
+    {"cpml_zeta_perp_x", kZetaPerp + 0}, {"cpml_zeta_perp_y", kZetaPerp + 1}, {"cpml_zeta_perp_z", kZetaPerp + 2},
+    {"cpml_zeta_axis_x", kZetaAxis + 0}, {"cpml_zeta_axis_y", kZetaAxis + 1}, {"cpml_zeta_axis_z", kZetaAxis + 2},
+};
+
+/// The field (TtiCpmlField + axis) of a memory field's name, or -1 where `name` names none.
+inline int tti_cpml_field_named(const std::string& name) {
+  for (const auto& s : kTtiCpmlState)
+    if (name == s.name) return s.field;
+  return -1;
+}
+
+/// Between a strided box of grid points (dense [i][j][k], C order) and one memory field (`field`:
+/// its `cpml.count` floats): to_dense reads the own layer's points, with 0 elsewhere; else writes
+/// the own layer's points and a distributed subdomain's halo points (which pass 1 carries from
+/// step to step like its own) and leaves the rest.
+inline void copy_layer_box(const TtiCpmlArgs& cpml, const physics::Box3& box, const physics::Index3& stride,
+                           float* field, float* dense, bool to_dense) {
+  std::int64_t o = 0;
+  for (int i = box.lo.i; i < box.hi().i; i += stride.i)
+    for (int j = box.lo.j; j < box.hi().j; j += stride.j)
+      for (int k = box.lo.k; k < box.hi().k; k += stride.k, ++o) {
+        if (to_dense) {
+          const std::int64_t x = cpml.layer(i, j, k);
+          dense[o] = x < 0 ? 0.0f : field[x];
+        } else if (const std::int64_t x = cpml.index(i, j, k); x >= 0) {
+          field[x] = dense[o];
+        }
+      }
+}
+
+
 /// Pass 1's psi of axis E at compact index x, where E is damped (a, b its profile there): psi_s
 /// and psi_p (their values on entry) from the current p and q around the point (`field(di, dj,
 /// dk)`: s = p + q and p there, physics::TtiFieldPoint), stored and returned; with Vti, only

@@ -144,6 +144,10 @@ void use_cpml_layer(AcousticTtiProblem& problem, const pml::CpmlParams& params,
 /// problem.regions, or the regions of the whole grid when it names none.
 std::vector<pml::Region> problem_regions(const TtiProblemSettings& problem);
 
+/// What a TTI propagator's state is (Propagator::state_fields): p and q at both levels, and the
+/// sponge's aux_p, aux_q or the CPML's memory fields over the layer (kTtiCpmlState).
+std::vector<StateField> tti_state_fields(TtiLayer layer);
+
 /// The inner box of problem_regions (empty when the whole grid is layer): points outside it take
 /// the layer's update.
 physics::Box3 inner_box(const TtiProblemSettings& problem);

@@ -258,7 +258,9 @@ void DistributedPropagator::write_state(const float* u_prev, const float* u) {
 }
 
 void DistributedPropagator::write_field(const std::string& name, const Box3& box, const float* data) {
-  const Box3 part = physics::intersect(box, box_);
+  Box3 span = kernels::halo_span(box_.n, faces_);  // own points and neighbours' halos, global indices
+  for (int a = 0; a < 3; ++a) span.lo[a] += box_.lo[a];
+  const Box3 part = physics::intersect(box, span);
   if (part.empty()) return;
   std::vector<float> d(static_cast<size_t>(part.points()));
   for (int i = 0; i < part.n.i; ++i)

@@ -61,7 +61,9 @@ class DistributedPropagator final : public kernels::Propagator {
                            std::int64_t max_floats, const kernels::FieldPartSink& sink) override;
   void write_state(const float* u_prev, const float* u) override;
   /// Sets u (p for TTI) with its halos, edges included, and u_prev from whole-grid arrays.
-  /// `box` in global indices, own points only (every rank passes the whole array).
+  /// `box` in global indices (every rank passes the whole array): each rank takes its own points
+  /// and those of its halos from neighbours (edges included), so that a restart's fields need no
+  /// exchange before the next step.
   void write_field(const std::string& name, const physics::Box3& box, const float* data) override;
   kernels::FieldHealth health() override;
   double timed_steps(int first_step, int steps, const std::vector<kernels::NodeWeight>& source,
@@ -74,6 +76,8 @@ class DistributedPropagator final : public kernels::Propagator {
   /// This rank's phase times (use max_over_ranks for the slowest rank).
   kernels::StepSplit step_split() const override;
   void reset() override;
+  std::vector<kernels::StateField> state_fields() const override { return local_->state_fields(); }
+  void finish_state() override { local_->finish_state(); }
 
   /// Largest value of x over the ranks.
   double max_over_ranks(double x) const;

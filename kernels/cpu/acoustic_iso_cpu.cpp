@@ -360,6 +360,8 @@ class CpuAcousticIso final : public Propagator {
     cpu::read_strided(view(field(name)), box, stride, out);
   }
 
+  std::vector<StateField> state_fields() const override { return iso_state_fields(p_.pml_kind); }
+  void finish_state() override { apply_free_surfaces(view(u_)); }
   void reset() override {
     for (const AlignedBuffer* b : {&u_, &u_prev_, &aux_, &psi_[0], &psi_[1], &psi_[2], &zeta_[0], &zeta_[1], &zeta_[2]})
       if (b->size() > 0) zero_host(b->data(), static_cast<std::size_t>(b->size()) * sizeof(float));

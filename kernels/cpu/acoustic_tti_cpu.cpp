@@ -86,6 +86,17 @@ void take_axis_flags(AcousticTtiProblem& p) {
   p.constant_axis = same;
 }
 
+std::vector<StateField> tti_state_fields(TtiLayer layer) {
+  std::vector<StateField> f{{"p_prev"}, {"p"}, {"q_prev"}, {"q"}};
+  if (layer == TtiLayer::cpml) {
+    for (const auto& s : kTtiCpmlState) f.push_back({s.name, StateField::Lives::layer});
+  } else {
+    f.push_back({"aux_p"});
+    f.push_back({"aux_q"});
+  }
+  return f;
+}
+
 std::vector<pml::Region> problem_regions(const TtiProblemSettings& p) {
   return p.regions.empty() ? pml::make_regions(p.grid.shape, p.pml) : p.regions;
 }
@@ -499,9 +510,16 @@ class CpuAcousticTti final : public Propagator {
   }
 
   void read_field(const std::string& name, const Box3& box, const Index3& stride, float* out) override {
+    if (float* f = cpml_field(name)) return copy_layer_box(cpml_, box, stride, f, out, true);
     cpu::read_strided(view(field(name)), box, stride, out);
   }
 
+  std::vector<StateField> state_fields() const override { return tti_state_fields(p_.layer); }
+
+  void finish_state() override {
+    apply_free_surfaces(view(p1_));
+    apply_free_surfaces(view(q1_));
+  }
   void reset() override {
     for (const AlignedBuffer* b : {&p0_, &p1_, &q0_, &q1_, &aux_p_, &aux_q_, &cpml_fields_})
       if (b->size() > 0) zero_host(b->data(), static_cast<std::size_t>(b->size()) * sizeof(float));
@@ -516,6 +534,8 @@ class CpuAcousticTti final : public Propagator {
   }
 
   void write_field(const std::string& name, const Box3& box, const float* data) override {
+    if (float* f = cpml_field(name))
+      return copy_layer_box(cpml_, box, {1, 1, 1}, f, const_cast<float*>(data), false);
     cpu::copy_box(view(field(name)), box, const_cast<float*>(data), false);
   }
 
@@ -555,6 +575,15 @@ class CpuAcousticTti final : public Propagator {
     if (name == "aux_p" || name == "pml_aux") return aux_p_;
     if (name == "aux_q") return aux_q_;
     throw std::invalid_argument("no field named '" + name + "' in the acoustic_tti propagator");
+  }
+
+  /// A CPML memory field named as in kTtiCpmlState: its own layer's points; null for other names.
+  float* cpml_field(const std::string& name) const {
+    const int f = tti_cpml_field_named(name);
+    if (f < 0) return nullptr;
+    if (p_.layer != TtiLayer::cpml)
+      throw std::invalid_argument("no field named '" + name + "' in the acoustic_tti propagator without the CPML");
+    return cpml_.fields + f * cpml_.count;
   }
 
   bool exchanging() const { return transport_ != nullptr && p_.halo.any(); }

@@ -386,6 +386,12 @@ class CudaAcousticIso final : public Propagator {
     receivers_.clear();
   }
 
+  std::vector<StateField> state_fields() const override { return iso_state_fields(p_.pml_kind); }
+  void finish_state() override {
+    pair_pending_ = false;
+    apply_free_surfaces(view(u_), inner_stream_.get());
+    MM_CUDA_CHECK(cudaStreamSynchronize(inner_stream_.get()));
+  }
   void reset() override {
     split_events_.clear();
     reset_state();

@@ -432,6 +432,12 @@ class CudaAcousticTti final : public Propagator {
     MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
     receivers_.clear();
   }
+  std::vector<StateField> state_fields() const override { return tti_state_fields(p_.layer); }
+  void finish_state() override {
+    apply_free_surfaces(view(p1_));
+    apply_free_surfaces(view(q1_));
+    MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+  }
   void reset() override {
     split_events_.clear();
     reset_state();
@@ -443,6 +449,10 @@ class CudaAcousticTti final : public Propagator {
   }
 
   void read_field(const std::string& name, const Box3& box, const Index3& stride, float* out) override {
+    if (const int f = cpml_field(name); f >= 0) {
+      std::vector<float> layer = download_cpml_field(f);
+      return copy_layer_box(cpml_, box, stride, layer.data(), out, true);
+    }
     const Index3 on = physics::strided_shape(box, stride);
     const std::int64_t count = static_cast<std::int64_t>(on.i) * on.j * on.k;
     if (count == 0) return;
@@ -465,6 +475,14 @@ class CudaAcousticTti final : public Propagator {
     const cudaStream_t s = stream_.get();
     snapshots_.drain();  // no snapshot still reading what this overwrites
     MM_CUDA_CHECK(cudaStreamSynchronize(s));
+    if (const int f = cpml_field(name); f >= 0) {  // the field's own layer points, the rest kept
+      std::vector<float> layer = download_cpml_field(f);
+      copy_layer_box(cpml_, box, {1, 1, 1}, layer.data(), const_cast<float*>(data), false);
+      MM_CUDA_CHECK(cudaMemcpyAsync(cpml_fields_.data() + f * cpml_.count, layer.data(), layer.size() * 4,
+                                    cudaMemcpyHostToDevice, s));
+      MM_CUDA_CHECK(cudaStreamSynchronize(s));
+      return;
+    }
     DeviceBuffer<float> dense(box.points(), "field upload");
     // On the stream that scatters: a legacy-stream cudaMemcpy from pageable memory may return
     // before its DMA has landed, and s (non-blocking) would not wait for it.
@@ -536,6 +554,24 @@ class CudaAcousticTti final : public Propagator {
     g.axis = axis_;
     g.inner = inner_;
     return g;
+  }
+  /// A CPML memory field named as in kTtiCpmlState (TtiCpmlField + axis), or -1 for other names.
+  int cpml_field(const std::string& name) const {
+    const int f = tti_cpml_field_named(name);
+    if (f >= 0 && p_.layer != TtiLayer::cpml)
+      throw std::invalid_argument("no field named '" + name + "' in the acoustic_tti propagator without the CPML");
+    return f;
+  }
+  /// Memory field f of the CPML (its count floats, the own layer's first), copied to the host
+  /// once the queued steps are done.
+  std::vector<float> download_cpml_field(int f) const {
+    std::vector<float> h(static_cast<size_t>(cpml_.count));
+    for (const cudaStream_t q : {halo_stream_.get(), layer_stream_.get(), stream_.get()})
+      MM_CUDA_CHECK(cudaStreamSynchronize(q));
+    MM_CUDA_CHECK(cudaMemcpyAsync(h.data(), cpml_fields_.data() + f * cpml_.count, h.size() * 4,
+                                  cudaMemcpyDeviceToHost, stream_.get()));
+    MM_CUDA_CHECK(cudaStreamSynchronize(stream_.get()));
+    return h;
   }
   const GridArray& field(const std::string& name) const {
     if (name == "p" || name == "u") return p1_;

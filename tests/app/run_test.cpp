@@ -66,6 +66,8 @@ class FieldOfSize final : public kernels::Propagator {
   void take_traces(std::vector<float>& out) override { out.clear(); }
   void read_field(const std::string&, const physics::Box3&, const physics::Index3&, float*) override {}
   void reset() override { steps_ = 0; }
+  std::vector<kernels::StateField> state_fields() const override { return {}; }
+  void finish_state() override {}
   void write_state(const float*, const float*) override {}
   void write_field(const std::string&, const physics::Box3&, const float*) override {}
   kernels::FieldHealth health() override {
@@ -116,6 +118,8 @@ class SnapshotsByParts final : public kernels::Propagator {
     p_->read_field(f, b, st, out);
   }
   void reset() override { p_->reset(); }
+  std::vector<kernels::StateField> state_fields() const override { return p_->state_fields(); }
+  void finish_state() override { p_->finish_state(); }
   void write_state(const float* a, const float* b) override { p_->write_state(a, b); }
   void write_field(const std::string& f, const physics::Box3& b, const float* d) override { p_->write_field(f, b, d); }
   kernels::FieldHealth health() override { return p_->health(); }

@@ -1,0 +1,210 @@
+#include "app/checkpoint.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <filesystem>
+
+#include "kernels/tti_cpml.hpp"
+#include "kernels/tti_propagator.hpp"
+#include "physics/log.hpp"
+
+namespace minimod::app {
+namespace {
+
+namespace fs = std::filesystem;
+using physics::Box3;
+using physics::Index3;
+
+volatile std::sig_atomic_t g_stop_signal = 0;
+
+extern "C" void on_stop_signal(int) { g_stop_signal = 1; }
+
+std::array<int, 3> array_of(const Index3& x) { return {x.i, x.j, x.k}; }
+
+/// What this run's checkpoint must say of itself to be resumed.
+io::CheckpointHeader header_of(const io::Config& config, const RunPlan& plan) {
+  io::CheckpointHeader h;
+  h.steps = plan.steps;
+  h.fingerprint = config.fingerprint;
+  h.grid = array_of(plan.problem.grid.shape);
+  h.dt = plan.dt;
+  h.propagator = config.propagator;
+  h.commit = MINIMOD_COMMIT;
+  return h;
+}
+
+/// Why checkpoint `h` cannot resume this run ("" when it can).
+std::string mismatch(const io::CheckpointHeader& h, const io::CheckpointHeader& want) {
+  if (h.fingerprint != want.fingerprint)
+    return "was written by another config (fingerprint " + h.fingerprint + ", this config's " + want.fingerprint +
+           "; only execution, checkpoint and output.overwrite may change between the runs)";
+  if (h.grid != want.grid || h.steps != want.steps || h.dt != want.dt || h.propagator != want.propagator)
+    return "was written for another grid, time step or propagator";
+  if (h.step <= 0 || h.step >= h.steps)
+    return "holds step " + std::to_string(h.step) + ", not one between the first and the last (" +
+           std::to_string(h.steps) + ")";
+  return "";
+}
+
+}  // namespace
+
+void watch_stop_signals() {
+  struct sigaction a {};
+  a.sa_handler = on_stop_signal;
+  sigemptyset(&a.sa_mask);
+  a.sa_flags = SA_RESTART;
+  sigaction(SIGUSR1, &a, nullptr);
+  sigaction(SIGTERM, &a, nullptr);
+}
+
+bool stop_signal_arrived() { return g_stop_signal != 0; }
+void clear_stop_signal() { g_stop_signal = 0; }
+
+std::string checkpoint_path(const io::Config& config) {
+  if (!config.checkpoint.file.empty()) return config.checkpoint.file;
+  return fs::path(config.output.file).replace_extension(".checkpoint.h5").string();
+}
+
+std::vector<Box3> state_boxes(const RunPlan& plan, const kernels::StateField& field) {
+  const physics::Grid& grid = plan.problem.grid;
+  std::vector<Box3> boxes;
+  switch (field.lives) {
+    case kernels::StateField::Lives::grid:
+      boxes.push_back(grid.box());
+      break;
+    case kernels::StateField::Lives::axis_faces: {
+      const int a = field.axis;
+      const auto& pml = plan.problem.pml;
+      Box3 lo = grid.box(), hi = grid.box();
+      lo.n[a] = std::min(pml.lo[static_cast<size_t>(a)], grid.shape[a]);
+      hi.n[a] = std::min(pml.hi[static_cast<size_t>(a)], grid.shape[a] - lo.n[a]);
+      hi.lo[a] = grid.shape[a] - hi.n[a];
+      boxes = {lo, hi};
+      break;
+    }
+    case kernels::StateField::Lives::layer: {
+      const auto layer = kernels::LayerIndex::make(grid.shape, kernels::inner_box(plan.tti_problem));
+      for (int s = 0; s < 6; ++s) boxes.push_back(layer.slab(s));
+      break;
+    }
+  }
+  boxes.erase(std::remove_if(boxes.begin(), boxes.end(), [](const Box3& b) { return b.empty(); }), boxes.end());
+  return boxes;
+}
+
+ShotCheckpoints::ShotCheckpoints(const io::Config& config, const RunPlan& plan, RankLink link)
+    : config_(config), plan_(plan), link_(std::move(link)), path_(checkpoint_path(config)),
+      every_(config.checkpoint.every), on_signal_(config.checkpoint.on_signal) {}
+
+bool ShotCheckpoints::due(int done) {
+  if (done >= plan_.steps) return false;
+  if (done == config_.checkpoint.stop_at || (on_signal_ && link_.any(stop_signal_arrived()))) {
+    stop_ = true;
+    return true;
+  }
+  return every_ > 0 && done % every_ == 0;
+}
+
+void ShotCheckpoints::write(kernels::Propagator& prop, int done, const std::vector<float>& seismogram,
+                            double settled, double growth) {
+  std::unique_ptr<io::CheckpointWriter> file;
+  if (link_.root) {
+    io::CheckpointHeader h = header_of(config_, plan_);
+    h.step = done;
+    h.backend = prop.backend();
+    h.kernel = prop.kernel();
+    h.ranks = link_.ranks;
+    h.settled = settled;
+    h.growth = growth;
+    file = std::make_unique<io::CheckpointWriter>(path_, h);
+  }
+  for (const auto& field : prop.state_fields()) {
+    const auto boxes = state_boxes(plan_, field);
+    for (int n = 0; n < static_cast<int>(boxes.size()); ++n) {
+      const Box3& box = boxes[static_cast<size_t>(n)];
+      if (file) file->begin_box(field.name, n, array_of(box.lo), array_of(box.n));
+      prop.read_field_by_parts(field.name, box, {1, 1, 1}, kernels::kFieldPartFloats,
+                               [&](const kernels::FieldPart& part) {
+                                 if (file)
+                                   file->write_part(field.name, n, array_of(part.offset), array_of(part.count),
+                                                    part.data);
+                               });
+    }
+  }
+  if (file) {
+    file->write_seismogram(seismogram, plan_.receiver_count(), plan_.samples());
+    file->commit();
+  }
+  log::info("checkpoint at step " + std::to_string(done) + "/" + std::to_string(plan_.steps) + ": " + path_);
+}
+
+bool ShotCheckpoints::find() {
+  std::string refusal;
+  int step = -1;
+  if (link_.root && !config_.output.overwrite && fs::exists(path_)) {
+    try {
+      const io::CheckpointReader file(path_);
+      refusal = mismatch(file.header(), header_of(config_, plan_));
+      if (refusal.empty()) step = file.header().step;
+      else refusal = io::config_error_message(config_, "checkpoint.file", "'" + path_ + "' " + refusal +
+                                              ": remove it, or set output.overwrite: true to start over");
+    } catch (const IoError& e) {
+      refusal = io::config_error_message(config_, "checkpoint.file",
+                                         std::string(e.what()) + ": remove it to start over");
+    }
+  }
+  refusal = link_.root_message(refusal);
+  if (!refusal.empty()) throw ConfigError(refusal);
+  link_.broadcast(&step, sizeof step);
+  found_step_ = step;
+  return step > 0;
+}
+
+Resume ShotCheckpoints::restore(kernels::Propagator& prop) {
+  Resume r;
+  r.step = found_step_;
+  if (r.step <= 0) throw std::logic_error("ShotCheckpoints::restore without a checkpoint found");
+  std::unique_ptr<io::CheckpointReader> file;
+  if (link_.root) file = std::make_unique<io::CheckpointReader>(path_);
+  std::vector<float> part;
+  for (const auto& field : prop.state_fields()) {
+    const auto boxes = state_boxes(plan_, field);
+    for (int n = 0; n < static_cast<int>(boxes.size()); ++n) {
+      const Box3& box = boxes[static_cast<size_t>(n)];
+      if (file && file->box(field.name, n) != std::array<std::array<int, 3>, 2>{array_of(box.lo), array_of(box.n)})
+        throw IoError("checkpoint '" + path_ + "': /state/" + field.name + "/" + std::to_string(n) +
+                      " covers another box than this run's");
+      const int planes = kernels::planes_per_part(box.n, kernels::kFieldPartFloats);
+      for (int i0 = 0; i0 < box.n.i; i0 += planes) {
+        const Box3 cut = kernels::strided_planes(box, {1, 1, 1}, i0, std::min(planes, box.n.i - i0));
+        part.resize(static_cast<size_t>(cut.points()));
+        if (file) file->read_part(field.name, n, {i0, 0, 0}, array_of(cut.n), part.data());
+        link_.broadcast(part.data(), static_cast<std::int64_t>(part.size() * sizeof(float)));
+        prop.write_field(field.name, cut, part.data());
+      }
+    }
+  }
+  prop.finish_state();
+  if (file) {
+    r.seismogram = file->read_seismogram(plan_.receiver_count(), plan_.samples());
+    r.settled = file->header().settled;
+    r.growth = file->header().growth;
+  } else {
+    r.seismogram.assign(static_cast<size_t>(plan_.receiver_count()) * plan_.samples(), 0.0f);
+  }
+  double health[2] = {r.settled, r.growth};
+  link_.broadcast(health, sizeof health);
+  r.settled = health[0];
+  r.growth = health[1];
+  log::info("resumed from checkpoint " + path_ + " at step " + std::to_string(r.step) + "/" +
+            std::to_string(plan_.steps));
+  return r;
+}
+
+void ShotCheckpoints::remove() {
+  if (!link_.root) return;
+  std::error_code ec;
+  fs::remove(path_, ec);
+}
+
+}  // namespace minimod::app
