@@ -638,4 +638,126 @@ TEST_F(Cli, SurveyGoesOnPastAShotThatBlowsUpAndExitsOne) {
   EXPECT_EQ(listing(), before_) << "a failed shot left files behind";
 }
 
+// ---------------------------------------------------------------- checkpoints (app/checkpoint.hpp)
+
+/// The base config with a TTI model ("sponge" or "cpml" layer) or as it is ("iso").
+std::string checkpoint_case_yaml(const std::string& base, const std::string& kind) {
+  if (kind == "iso") return base;
+  std::string tti = edit(base, "propagator: acoustic_iso", "propagator: acoustic_tti");
+  tti = edit(tti, "  vp: {constant: 2000}\n",
+             "  vp: {constant: 2000}\n  epsilon: {constant: 0.2}\n  delta: {constant: 0.1}\n"
+             "  theta: {constant: 30, units: deg}\n  phi: {constant: 20, units: deg}\n");
+  return edit(tti, "boundary: {pml: {width: 8}}", "boundary: {pml: {width: 8, tti: " + kind + "}}");
+}
+
+TEST_F(Cli, ARunStoppedAtACheckpointResumesToTheUnbrokenResult) {
+  for (const std::string kind : {"iso", "cpml", "sponge"}) {
+    SCOPED_TRACE(kind);
+    const std::string yaml = checkpoint_case_yaml(base_yaml(), kind) + "  final_wavefield: true\n";
+    const std::string unbroken = (work_ / ("unbroken-" + kind + ".h5")).string();
+    Result r = run_base({"--set", "output.file=" + unbroken}, yaml);
+    ASSERT_EQ(r.status, 0) << r.transcript();
+    const std::string file = "cut-" + kind + ".h5", checkpoint = "cut-" + kind + ".checkpoint.h5";
+    const std::vector<std::string> set = {"--set", "output.file=" + file, "--set", "checkpoint.every=25"};
+    std::vector<std::string> stop = set;
+    stop.insert(stop.end(), {"--set", "checkpoint.stop_at=60"});
+    // Stopped after step 60: exit 3, the checkpoint there, no result and no partial file.
+    r = run_base(stop, yaml);
+    EXPECT_EQ(r.status, 3) << r.transcript();
+    EXPECT_NE(r.err.find("stopped at step 60 of"), std::string::npos) << r.transcript();
+    EXPECT_NE(r.err.find("checkpoint " + checkpoint), std::string::npos) << r.transcript();
+    EXPECT_NE(r.err.find("checkpoint at step 50/"), std::string::npos) << "the every-25 checkpoint\n" << r.transcript();
+    EXPECT_EQ(r.out.find("summary "), std::string::npos);
+    EXPECT_FALSE(fs::exists(work_ / file));
+    EXPECT_FALSE(fs::exists(work_ / (file + ".partial")));
+    ASSERT_TRUE(fs::exists(work_ / checkpoint));
+    EXPECT_EQ(minimod::testing::read_root_attribute((work_ / checkpoint).string(), "step"), std::vector<double>{60});
+    // Run again (stop_at already passed): resumed there, the unbroken run's bits, the checkpoint gone.
+    r = run_base(stop, yaml);
+    ASSERT_EQ(r.status, 0) << r.transcript();
+    EXPECT_NE(r.err.find("resumed from checkpoint " + checkpoint + " at step 60/"), std::string::npos) << r.transcript();
+    EXPECT_FALSE(fs::exists(work_ / checkpoint));
+    const std::string resumed = (work_ / file).string();
+    for (const char* d : {"/seismograms/p", "/final/p"}) {
+      const auto expected = minimod::testing::read_dataset(unbroken, d);
+      ASSERT_FALSE(expected.empty()) << d;
+      EXPECT_TRUE(std::any_of(expected.begin(), expected.end(), [](float x) { return x != 0.0f; })) << d;
+      EXPECT_EQ(minimod::testing::read_dataset(resumed, d), expected) << d;
+    }
+  }
+}
+
+TEST_F(Cli, ACheckpointOfAnotherConfigIsRefusedAndKept) {
+  const std::vector<std::string> stop = {"--set", "checkpoint.stop_at=40"};
+  ASSERT_EQ(run_base(stop).status, 3);
+  const fs::path checkpoint = work_ / "out.checkpoint.h5";
+  ASSERT_TRUE(fs::exists(checkpoint));
+  const std::string kept = read_text(checkpoint);
+  // Another source frequency: refused before anything is written, the checkpoint untouched.
+  std::vector<std::string> other = {"--set", "source.frequency=12", "--set", "checkpoint.every=0"};
+  Result r = run_base(other);
+  expect_rejected(r, 2, {"checkpoint.file", "out.checkpoint.h5", "another config", "output.overwrite"});
+  EXPECT_EQ(read_text(checkpoint), kept);
+  // A config without a checkpoint section starts afresh, says so, and leaves the checkpoint be.
+  r = run_base();
+  ASSERT_EQ(r.status, 0) << r.transcript();
+  EXPECT_NE(r.err.find("a checkpoint lies at out.checkpoint.h5 but the config has no checkpoint section"),
+            std::string::npos) << r.transcript();
+  EXPECT_EQ(read_text(checkpoint), kept);
+  // output.overwrite: a fresh run over both, and the checkpoint removed once the result is in.
+  other.insert(other.end(), {"--set", "output.overwrite=true"});
+  r = run_base(other);
+  ASSERT_EQ(r.status, 0) << r.transcript();
+  EXPECT_EQ(r.err.find("resumed"), std::string::npos) << r.transcript();
+  EXPECT_FALSE(fs::exists(checkpoint));
+}
+
+TEST_F(Cli, ADamagedCheckpointIsRefusedByName) {
+  ASSERT_EQ(run_base({"--set", "checkpoint.stop_at=40"}).status, 3);
+  const fs::path checkpoint = work_ / "out.checkpoint.h5";
+  std::string bytes = read_text(checkpoint);
+  ASSERT_GT(bytes.size(), 100000u);
+  for (size_t at = bytes.size() / 2; at < bytes.size() / 2 + 64; ++at) bytes[at] = static_cast<char>(~bytes[at]);
+  write_text(checkpoint, bytes);
+  const Result r = run_base({"--set", "checkpoint.every=0"});
+  SCOPED_TRACE(r.transcript());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("out.checkpoint.h5"), std::string::npos);
+  EXPECT_NE(r.err.find("damaged"), std::string::npos);
+  EXPECT_FALSE(fs::exists(out_h5()));
+  EXPECT_FALSE(fs::exists(out_h5().string() + ".partial"));
+  write_text(checkpoint, "not HDF5");
+  expect_rejected(run_base({"--set", "checkpoint.every=0"}), 2, {"checkpoint.file", "out.checkpoint.h5", "not an HDF5 file"});
+}
+
+TEST_F(Cli, CheckpointsWithSnapshotsAreRefused) {
+  expect_rejected(run_base({"--set", "checkpoint.every=10", "--set", "output.snapshots.every=10"}), 2,
+                  {"checkpoint", "output.snapshots"});
+  expect_rejected(run_base({"--set", "checkpoint.every=-1"}), 2, {"checkpoint.every", ">= 0"});
+}
+
+TEST_F(Cli, SigusrStopsTheRunAtACheckpointAndItResumes) {
+  // Long enough (some thousand steps) that the signal, sent once the propagator is made, comes
+  // long before the end.
+  const std::string yaml = edit(base_yaml(), "duration: 0.2", "duration: 4.0");
+  const std::string config = write_config(yaml, "long.yaml");
+  ASSERT_EQ(run({"--config", config, "--set", "output.file=unbroken.h5"}).status, 0);
+  const std::string err = (root_ / "signal.err").string();
+  const std::string cmd = "cd " + shell_quote(work_.string()) + " && (OMP_NUM_THREADS=1 " + shell_quote(MINIMOD_BINARY) +
+                          " --config long.yaml --set checkpoint.on_signal=true 2>" + shell_quote(err) +
+                          " >/dev/null & pid=$!; until grep -q 'kernel reference' " + shell_quote(err) +
+                          "; do sleep 0.02; done; kill -USR1 $pid; wait $pid)";
+  const int rc = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 3) << read_text(err);
+  EXPECT_NE(read_text(err).find("as asked (a signal"), std::string::npos) << read_text(err);
+  EXPECT_FALSE(fs::exists(out_h5()));
+  ASSERT_TRUE(fs::exists(work_ / "out.checkpoint.h5"));
+  const Result r = run({"--config", config, "--set", "checkpoint.on_signal=true"});
+  ASSERT_EQ(r.status, 0) << r.transcript();
+  EXPECT_NE(r.err.find("resumed from checkpoint"), std::string::npos) << r.transcript();
+  EXPECT_EQ(minimod::testing::read_dataset(out_h5().string(), "/seismograms/p"),
+            minimod::testing::read_dataset((work_ / "unbroken.h5").string(), "/seismograms/p"));
+}
+
 }  // namespace
