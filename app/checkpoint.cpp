@@ -1,7 +1,9 @@
 #include "app/checkpoint.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <csignal>
+#include <sstream>
 #include <filesystem>
 
 #include "kernels/tti_cpml.hpp"
@@ -16,6 +18,17 @@ using physics::Box3;
 using physics::Index3;
 
 volatile std::sig_atomic_t g_stop_signal = 0;
+
+/// " (G GB, S s)": the checkpoint's size (the root's view) and the seconds since `start`.
+std::string size_and_time(const std::string& path, std::chrono::steady_clock::time_point start, bool root) {
+  std::ostringstream s;
+  s.precision(3);
+  std::error_code ec;
+  const auto bytes = root ? fs::file_size(path, ec) : 0;
+  s << " (" << (ec ? 0.0 : bytes / 1e9) << " GB, "
+    << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s)";
+  return s.str();
+}
 
 extern "C" void on_stop_signal(int) { g_stop_signal = 1; }
 
@@ -107,6 +120,7 @@ bool ShotCheckpoints::due(int done) {
 
 void ShotCheckpoints::write(kernels::Propagator& prop, int done, const std::vector<float>& seismogram,
                             double settled, double growth) {
+  const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<io::CheckpointWriter> file;
   if (link_.root) {
     io::CheckpointHeader h = header_of(config_, plan_);
@@ -135,12 +149,15 @@ void ShotCheckpoints::write(kernels::Propagator& prop, int done, const std::vect
     file->write_seismogram(seismogram, plan_.receiver_count(), plan_.samples());
     file->commit();
   }
-  log::info("checkpoint at step " + std::to_string(done) + "/" + std::to_string(plan_.steps) + ": " + path_);
+  log::info("checkpoint at step " + std::to_string(done) + "/" + std::to_string(plan_.steps) + ": " + path_ +
+            size_and_time(path_, start, link_.root));
 }
 
 bool ShotCheckpoints::find() {
   std::string refusal;
   int step = -1;
+  if (link_.root && config_.output.overwrite && fs::exists(path_))
+    log::warn("output.overwrite: true, so the run starts from step 0 and does not resume from checkpoint " + path_);
   if (link_.root && !config_.output.overwrite && fs::exists(path_)) {
     try {
       const io::CheckpointReader file(path_);
@@ -161,6 +178,7 @@ bool ShotCheckpoints::find() {
 }
 
 Resume ShotCheckpoints::restore(kernels::Propagator& prop) {
+  const auto start = std::chrono::steady_clock::now();
   Resume r;
   r.step = found_step_;
   if (r.step <= 0) throw std::logic_error("ShotCheckpoints::restore without a checkpoint found");
@@ -197,7 +215,7 @@ Resume ShotCheckpoints::restore(kernels::Propagator& prop) {
   r.settled = health[0];
   r.growth = health[1];
   log::info("resumed from checkpoint " + path_ + " at step " + std::to_string(r.step) + "/" +
-            std::to_string(plan_.steps));
+            std::to_string(plan_.steps) + size_and_time(path_, start, link_.root));
   return r;
 }
 

@@ -306,7 +306,7 @@ void run_and_write(Prepared& p, const io::Config& config, io::OutputFile* out, c
   const kernels::StepSplit split = prop->step_split();
   auto per_step_ms = [&](double seconds) {
     const double worst = dist ? dist->max_over_ranks(seconds) : seconds;
-    return plan.steps > 0 ? 1e3 * worst / plan.steps : 0.0;
+    return r.steps_run > 0 ? 1e3 * worst / r.steps_run : 0.0;
   };
   const double interior_ms = per_step_ms(split.interior), shell_ms = per_step_ms(split.shell),
                exposed_ms = per_step_ms(split.exchange_exposed), output_ms = per_step_ms(r.output_seconds),
@@ -352,7 +352,7 @@ void run_and_write(Prepared& p, const io::Config& config, io::OutputFile* out, c
               "snapshot_flush_s=%.3f growth_after_source=%.3g host_peak_gib=%.3f output=%s%s\n",
               config.propagator.c_str(), prop->backend().c_str(), prop->kernel().c_str(), g.i, g.j,
               g.k, ranks.size, decomposition.dims_string().c_str(),
-              dist ? dist->transport().c_str() : "none", plan.steps, r.seconds, r.gpts_per_s, step_ms,
+              dist ? dist->transport().c_str() : "none", r.steps_run, r.seconds, r.gpts_per_s, step_ms,
               interior_ms, shell_ms, exposed_ms, output_ms, r.snapshot_wait_seconds,
               r.snapshot_flush_seconds, r.growth_after_source, app::peak_resident_bytes() / double(1 << 30),
               config.output.file.c_str(), shot.shot >= 0 ? (" shot=" + std::to_string(shot.shot)).c_str() : "");

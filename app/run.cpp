@@ -155,7 +155,8 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
     result.snapshot_wait_seconds = writer->seconds_waited();
   }
   result.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  result.gpts_per_s = points * (plan.steps - first) / result.seconds / 1e9;
+  result.steps_run = plan.steps - first;
+  result.gpts_per_s = points * result.steps_run / result.seconds / 1e9;
   return result;
 }
 

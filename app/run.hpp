@@ -19,6 +19,7 @@ struct RunResult {
   std::vector<float> seismogram;  // [receiver][sample]
   int samples = 0;
   double seconds = 0;             // wall time of the time loop
+  int steps_run = 0;              // steps it took (a resumed run: those after its checkpoint)
   double gpts_per_s = 0;          // grid points updated per second (PML included)
   double snapshot_wait_seconds = 0;  // time the loop waited for the snapshot writer
   double output_seconds = 0;      // time the loop spent on receivers and snapshots (waits included)
