@@ -9,6 +9,7 @@
 
 #include <cmath>
 
+#include "gpu/first_tiles.hpp"
 #include "kernels/backends.hpp"
 #include "kernels/cuda/autotune.hpp"
 #include "kernels/cuda/cuda_backend.hpp"
@@ -73,15 +74,6 @@ void expect_same_snapshots(const Snapshots& cpu, const Snapshots& gpu, double to
   }
 }
 
-/// The first tile of every CUDA family that implements `kind` (acoustic_tti: on any model).
-std::vector<std::string> first_tiles(kernels::cuda::PropagatorKind kind) {
-  std::vector<std::string> out;
-  for (const auto& f : kernels::cuda::families())
-    if (kernels::cuda::implements(f, kind) && !(kind == kernels::cuda::PropagatorKind::acoustic_tti && f.tti_vti_only))
-      out.push_back(f.name + ":" + kernels::cuda::tile_string(kernels::cuda::tunables(f, kind).front()));
-  return out;
-}
-
 const Box3 kBox{{1, 2, 0}, {33, 25, 46}};
 const Index3 kStride{2, 3, 1};
 
@@ -94,7 +86,7 @@ TEST(CudaSnapshots, IsotropicCopiesHoldTheirStepForEveryFamily) {
   cpu->write_state(testing::random_field(1, problem.grid.points()).data(),
                    testing::random_field(2, problem.grid.points()).data());
   const Snapshots want = take_snapshots(*cpu, source, 20, kBox, kStride);
-  for (const auto& kernel : first_tiles(kernels::cuda::PropagatorKind::acoustic_iso)) {
+  for (const auto& kernel : testing::first_tiles(kernels::cuda::PropagatorKind::acoustic_iso)) {
     SCOPED_TRACE(kernel);
     auto gpu = kernels::make_acoustic_iso(problem, "cuda", kernel);
     gpu->write_state(testing::random_field(1, problem.grid.points()).data(),
@@ -119,7 +111,7 @@ void expect_tti_copies_hold_their_step(bool cpml) {
   auto cpu = kernels::make_cpu_acoustic_tti(problem);
   start(*cpu);
   const Snapshots want = take_snapshots(*cpu, source, 20, kBox, kStride);
-  for (const auto& kernel : first_tiles(kernels::cuda::PropagatorKind::acoustic_tti)) {
+  for (const auto& kernel : testing::first_tiles(kernels::cuda::PropagatorKind::acoustic_tti)) {
     SCOPED_TRACE(kernel);
     auto gpu = kernels::make_acoustic_tti(problem, "cuda", kernel);
     start(*gpu);

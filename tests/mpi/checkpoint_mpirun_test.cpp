@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "h5_read.hpp"
+#include "run_command.hpp"
 
 namespace fs = std::filesystem;
 
@@ -37,15 +38,9 @@ execution: {backend: cpu}
 output: {file: shot.h5, final_wavefield: true}
 )";
 
-int run(const std::string& cmd) {
-  const int rc = std::system(cmd.c_str());
-  return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-}
+int run(const std::string& cmd) { return minimod::testing::run_command(cmd); }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using minimod::testing::read_text;
 
 TEST(CheckpointMpirun, AShotStoppedOnSomeRanksResumesOnOthersToTheOneProcessResult) {
   if (run("command -v " MINIMOD_MPIEXEC " >/dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun";

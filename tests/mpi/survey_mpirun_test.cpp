@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "h5_read.hpp"
+#include "run_command.hpp"
 
 namespace fs = std::filesystem;
 
@@ -33,15 +34,9 @@ boundary: {pml: {width: 6}, free_surface: [top]}
 execution: {backend: cpu}
 )";
 
-int run(const std::string& cmd) {
-  const int rc = std::system(cmd.c_str());
-  return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-}
+int run(const std::string& cmd) { return minimod::testing::run_command(cmd); }
 
-std::string read_text(const fs::path& p) {
-  std::ifstream in(p);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using minimod::testing::read_text;
 
 TEST(SurveyMpirun, GroupsOfRanksWriteWhatOneProcessWrites) {
   if (run("command -v " MINIMOD_MPIEXEC " >/dev/null 2>&1") != 0) GTEST_SKIP() << "no mpirun";

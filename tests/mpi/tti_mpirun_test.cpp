@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "h5_read.hpp"
+#include "run_command.hpp"
 #include "io/model_file.hpp"
 
 namespace fs = std::filesystem;
@@ -52,10 +53,7 @@ execution: {backend: cpu}
 output: {overwrite: true, record: q, final_wavefield: true}
 )";
 
-int run(const std::string& cmd) {
-  const int rc = std::system(cmd.c_str());
-  return rc == -1 ? -1 : WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
-}
+int run(const std::string& cmd) { return minimod::testing::run_command(cmd); }
 
 std::vector<float> read_dataset(const fs::path& file, const char* name) {
   return minimod::testing::read_dataset(file.string(), name);
@@ -192,10 +190,7 @@ void write_models(const fs::path& dir, const std::array<int, 3>* vp_nan = nullpt
   minimod::io::write_model_dataset(file, "phi", kShape, phi);
 }
 
-std::string read_text(const fs::path& file) {
-  std::ifstream in(file);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
+using minimod::testing::read_text;
 
 // The lines of `text` that contain `needle`.
 std::vector<std::string> lines_with(const std::string& text, const std::string& needle) {
