@@ -119,7 +119,7 @@ bool ShotCheckpoints::due(int done) {
 }
 
 void ShotCheckpoints::write(kernels::Propagator& prop, int done, const std::vector<float>& seismogram,
-                            double settled, double growth) {
+                            double settled, double growth, int snapshots) {
   const auto start = std::chrono::steady_clock::now();
   std::unique_ptr<io::CheckpointWriter> file;
   if (link_.root) {
@@ -130,6 +130,7 @@ void ShotCheckpoints::write(kernels::Propagator& prop, int done, const std::vect
     h.ranks = link_.ranks;
     h.settled = settled;
     h.growth = growth;
+    h.snapshots = snapshots;
     file = std::make_unique<io::CheckpointWriter>(path_, h);
   }
   for (const auto& field : prop.state_fields()) {
@@ -155,14 +156,18 @@ void ShotCheckpoints::write(kernels::Propagator& prop, int done, const std::vect
 
 bool ShotCheckpoints::find() {
   std::string refusal;
-  int step = -1;
+  int found[2] = {-1, 0};  // step, snapshots
   if (link_.root && config_.output.overwrite && fs::exists(path_))
     log::warn("output.overwrite: true, so the run starts from step 0 and does not resume from checkpoint " + path_);
   if (link_.root && !config_.output.overwrite && fs::exists(path_)) {
     try {
       const io::CheckpointReader file(path_);
       refusal = mismatch(file.header(), header_of(config_, plan_));
-      if (refusal.empty()) step = file.header().step;
+      const std::string partial = config_.output.file + ".partial";
+      if (refusal.empty() && file.header().snapshots > 0 && !fs::exists(partial))
+        refusal = "holds " + std::to_string(file.header().snapshots) + " snapshots written to " + partial +
+                  ", which is gone";
+      if (refusal.empty()) found[0] = file.header().step, found[1] = file.header().snapshots;
       else refusal = io::config_error_message(config_, "checkpoint.file", "'" + path_ + "' " + refusal +
                                               ": remove it, or set output.overwrite: true to start over");
     } catch (const IoError& e) {
@@ -172,15 +177,17 @@ bool ShotCheckpoints::find() {
   }
   refusal = link_.root_message(refusal);
   if (!refusal.empty()) throw ConfigError(refusal);
-  link_.broadcast(&step, sizeof step);
-  found_step_ = step;
-  return step > 0;
+  link_.broadcast(found, sizeof found);
+  found_step_ = found[0];
+  found_snapshots_ = found[1];
+  return found_step_ > 0;
 }
 
 Resume ShotCheckpoints::restore(kernels::Propagator& prop) {
   const auto start = std::chrono::steady_clock::now();
   Resume r;
   r.step = found_step_;
+  r.snapshots = found_snapshots_;
   if (r.step <= 0) throw std::logic_error("ShotCheckpoints::restore without a checkpoint found");
   std::unique_ptr<io::CheckpointReader> file;
   if (link_.root) file = std::make_unique<io::CheckpointReader>(path_);

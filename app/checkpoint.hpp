@@ -49,6 +49,7 @@ struct Resume {
   int step = 0;
   std::vector<float> seismogram;
   double settled = 0, growth = 0;
+  int snapshots = 0;  // written before it, in the result's partial file (OutputFile resume)
 };
 
 /// SIGUSR1 and SIGTERM from now on set a flag instead of ending the process (Slurm's
@@ -69,9 +70,12 @@ class ShotCheckpoints {
   /// Whether the run is to stop once the checkpoint is written.
   bool stop_requested() const { return stop_; }
   /// Writes the checkpoint of step `done` (collective): the propagator's state, gathered by
-  /// parts, and `seismogram` ([receiver][sample], every sample up to `done`).
+  /// parts, and `seismogram` ([receiver][sample], every sample up to `done`); `snapshots` were
+  /// written by then (and flushed to the result's partial file).
   void write(kernels::Propagator& prop, int done, const std::vector<float>& seismogram, double settled,
-             double growth);
+             double growth, int snapshots);
+  /// Whether the checkpoint find() found has snapshots in the result's partial file.
+  bool resumes_snapshots() const { return found_snapshots_ > 0; }
   /// Whether this run resumes from a checkpoint (collective; before the propagator is made, so
   /// that a refusal is every rank's alike): false without one or with output.overwrite.
   /// ConfigError naming checkpoint.file when it is not a checkpoint of this config and grid.
@@ -89,6 +93,7 @@ class ShotCheckpoints {
   int every_ = 0;
   bool on_signal_ = false, stop_ = false;
   int found_step_ = -1;  // find(): the checkpoint's step
+  int found_snapshots_ = 0;
 };
 
 }  // namespace minimod::app

@@ -189,12 +189,13 @@ Prepared plan_shot(const io::Config& config, const mpi::Group& ranks, bool tell)
 /// The result file of `config`, opened by the first rank of `ranks`: an existing result is
 /// refused before any time is spent (the others learn the verdict, so a refusal ends every rank
 /// the same way: false on them, ConfigError on the first).
-bool open_result(const io::Config& config, const mpi::Group& ranks, std::unique_ptr<io::OutputFile>& out) {
+bool open_result(const io::Config& config, const mpi::Group& ranks, std::unique_ptr<io::OutputFile>& out,
+                 bool resume = false) {
   const bool root = ranks.rank == 0;
   std::string refusal;
   if (root) {
     try {
-      out = std::make_unique<io::OutputFile>(config.output.file, config.output.overwrite);
+      out = std::make_unique<io::OutputFile>(config.output.file, config.output.overwrite, resume);
     } catch (const ConfigError& e) {
       refusal = e.what();
     }
@@ -257,6 +258,8 @@ app::RankLink rank_link(const mpi::Group& ranks) {
 struct ShotRestart {
   std::optional<app::ShotCheckpoints> checkpoints;
   bool resume = false;
+  /// The result's partial file holds the snapshots before the checkpoint: reopen it.
+  bool resumes_snapshots() const { return resume && checkpoints->resumes_snapshots(); }
 };
 ShotRestart find_checkpoint(const io::Config& config, const app::RunPlan& plan, const mpi::Group& ranks) {
   ShotRestart r;
@@ -288,7 +291,14 @@ void run_and_write(Prepared& p, const io::Config& config, io::OutputFile* out, c
   if (restart.resume) resume = restart.checkpoints->restore(*prop);
   options.checkpoints = restart.checkpoints ? &*restart.checkpoints : nullptr;
   options.resume = resume ? &*resume : nullptr;
-  const app::RunResult r = app::run_shot(plan, *prop, out, options);
+  app::RunResult r;
+  try {
+    r = app::run_shot(plan, *prop, out, options);
+  } catch (const app::StoppedAtCheckpoint&) {
+    // The snapshots so far stay in the partial file, which the resumed run goes on writing.
+    if (out && plan.snapshot_count() > 0) out->keep_partial();
+    throw;
+  }
 
   const auto& s = plan.model_shape;
   if (config.output.final_wavefield) {  // collective in a distributed run
@@ -365,7 +375,7 @@ int run_one_shot(const io::Config& config, const Cli& cli, const mpi::Session& s
   if (cli.dry_run) return 0;
   ShotRestart restart = find_checkpoint(config, p.plan, ranks);
   std::unique_ptr<io::OutputFile> out;
-  if (!open_result(config, ranks, out)) return 2;
+  if (!open_result(config, ranks, out, restart.resumes_snapshots())) return 2;
   uniform = false;  // from here on, an error may strike one rank only
   make_propagator(p, config, session, ranks);
   run_and_write(p, config, out.get(), ranks, shot, restart);
@@ -452,7 +462,8 @@ int run_survey(const io::Config& config, const Cli& cli, const mpi::Session& ses
       if (p.plan.shots_share_model) p.plan.source = p.plan.shot_sources.at(static_cast<size_t>(s));
       ShotRestart restart = find_checkpoint(c, p.plan, group);
       std::unique_ptr<io::OutputFile> out;
-      if (!open_result(c, group, out)) throw ConfigError("");  // the first rank names the file
+      if (!open_result(c, group, out, restart.resumes_snapshots()))
+        throw ConfigError("");  // the first rank names the file
       uniform = false;  // from here on, an error may strike one rank only
       if (p.prop) p.prop->reset();
       else make_propagator(p, c, session, group);

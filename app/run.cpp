@@ -43,8 +43,6 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
   result.seismogram.assign(static_cast<size_t>(nrec) * samples, 0.0f);  // sample 0 (t = 0) is 0
   const int first = opt.resume ? opt.resume->step : 0;
   if (opt.resume) result.seismogram = opt.resume->seismogram;
-  if (opt.resume && plan.snapshot_count() > 0)
-    throw std::logic_error("run_shot: a resumed run cannot take snapshots");
   prop.set_receivers(plan.receivers, nrec);
 
   // A slot holds a snapshot, or a slab of one where the propagator gathers them (by_parts).
@@ -64,7 +62,8 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
                          {plan.snapshot_stride.i, plan.snapshot_stride.j, plan.snapshot_stride.k},
                          {plan.snapshot_box.lo.i - plan.pad_lo[0], plan.snapshot_box.lo.j - plan.pad_lo[1],
                           plan.snapshot_box.lo.k - plan.pad_lo[2]},
-                         plan.snapshot_every * plan.dt, by_parts ? part_planes : 0);
+                         plan.snapshot_every * plan.dt, by_parts ? part_planes : 0,
+                         opt.resume ? opt.resume->snapshots : 0);
   }
 
   std::vector<float> traces;
@@ -126,7 +125,12 @@ RunResult run_shot(const RunPlan& plan, kernels::Propagator& prop, io::OutputFil
     if (opt.checkpoints && opt.checkpoints->due(done)) {  // collective
       const auto output_start = Clock::now();
       if (nrec > 0) drain_traces();
-      opt.checkpoints->write(prop, done, result.seismogram, settled, result.growth_after_source);
+      if (writer) {  // every snapshot so far on disk, and the file whole as of now
+        writer->finish();
+        out->flush();
+      }
+      opt.checkpoints->write(prop, done, result.seismogram, settled, result.growth_after_source,
+                             plan.snapshot_every > 0 ? done / plan.snapshot_every : 0);
       result.output_seconds += std::chrono::duration<double>(Clock::now() - output_start).count();
       if (opt.checkpoints->stop_requested())
         throw StoppedAtCheckpoint("stopped at step " + std::to_string(done) + " of " + std::to_string(plan.steps) +

@@ -92,6 +92,7 @@ CheckpointWriter::CheckpointWriter(const std::string& path, const CheckpointHead
   write_int_attribute(f, "ranks", h.ranks, where);
   write_double_attribute(f, "settled", h.settled, where);
   write_double_attribute(f, "growth", h.growth, where);
+  write_int_attribute(f, "snapshots", h.snapshots, where);
 }
 
 CheckpointWriter::~CheckpointWriter() {
@@ -191,6 +192,7 @@ CheckpointReader::CheckpointReader(const std::string& path) : impl_(std::make_un
   read_numeric_attribute(f, "ranks", H5T_NATIVE_INT, &h.ranks, what);
   read_numeric_attribute(f, "settled", H5T_NATIVE_DOUBLE, &h.settled, what);
   read_numeric_attribute(f, "growth", H5T_NATIVE_DOUBLE, &h.growth, what);
+  read_numeric_attribute(f, "snapshots", H5T_NATIVE_INT, &h.snapshots, what);
 }
 
 CheckpointReader::~CheckpointReader() = default;

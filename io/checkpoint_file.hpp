@@ -26,6 +26,9 @@ struct CheckpointHeader {
   /// The time loop's health record so far (app::RunResult::growth_after_source and the field's
   /// size it is measured against), so that a resumed run reports what an unbroken one would.
   double settled = 0, growth = 0;
+  /// Snapshots written by then: they lie in the result's `<output.file>.partial`, kept for the
+  /// resumed run to go on writing.
+  int snapshots = 0;
 };
 
 class CheckpointWriter {

@@ -937,13 +937,7 @@ Config parse(const std::string& yaml_text, const std::vector<std::string>& overr
   if (const YAML::Node n = doc["execution"]) read_execution(r, n, config.execution);
   if (const YAML::Node n = doc["output"])
     read_output(r, n, config.propagator, config.grid, config.output);
-  if (const YAML::Node n = doc["checkpoint"]) {
-    read_checkpoint(r, n, config.checkpoint);
-    // A resumed run would have lost the snapshots written before its checkpoint.
-    if (config.output.snapshots.every > 0)
-      r.fail("checkpoint", "checkpoints cannot yet be taken with output.snapshots (the snapshots before a "
-                           "checkpoint would be lost on resuming): drop one of the two");
-  }
+  if (const YAML::Node n = doc["checkpoint"]) read_checkpoint(r, n, config.checkpoint);
   config.fingerprint = fingerprint_of(root);
   return config;
 }

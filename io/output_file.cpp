@@ -51,6 +51,19 @@ void check_field_name(const std::string& field, const std::string& where) {
   }
 }
 
+// Opens dataset `name` of a resumed file, which must have exactly `dims`.
+Hid open_dataset_of(hid_t file, const std::string& name, const std::vector<hsize_t>& dims, const std::string& where) {
+  const std::string what = "cannot reopen " + quote(name) + " in " + where;
+  if (H5Lexists(file, name.c_str(), H5P_DEFAULT) <= 0) throw IoError(what + ": it is missing");
+  Hid d(check_id(H5Dopen2(file, name.c_str(), H5P_DEFAULT), what));
+  Hid space(check_id(H5Dget_space(d.get()), what));
+  std::vector<hsize_t> have(dims.size());
+  if (H5Sget_simple_extent_ndims(space.get()) != static_cast<int>(dims.size()) ||
+      H5Sget_simple_extent_dims(space.get(), have.data(), nullptr) < 0 || have != dims)
+    throw IoError(what + ": its shape is not this run's");
+  return d;
+}
+
 std::string shape_text(const std::array<int, 3>& s) {
   return std::to_string(s[0]) + "x" + std::to_string(s[1]) + "x" + std::to_string(s[2]);
 }
@@ -142,7 +155,7 @@ struct OutputFile::Impl {
   }
 };
 
-OutputFile::OutputFile(const std::string& path, bool overwrite)
+OutputFile::OutputFile(const std::string& path, bool overwrite, bool resume)
     : path_(path), overwrite_(overwrite), impl_(std::make_unique<Impl>()) {
   Hdf5Quiet quiet;
   impl_->tmp = temporary_path();
@@ -163,11 +176,31 @@ OutputFile::OutputFile(const std::string& path, bool overwrite)
                     ": " + ec.message());
     }
   }
-  const std::string what = "cannot create " + impl_->where();
+  const std::string what = (resume ? "cannot reopen " : "cannot create ") + impl_->where();
   Hid fapl(check_id(H5Pcreate(H5P_FILE_ACCESS), what));
   check(H5Pset_fclose_degree(fapl.get(), H5F_CLOSE_STRONG), what);
+  if (resume) {
+    if (!fs::exists(impl_->tmp, ec) || H5Fis_hdf5(impl_->tmp.c_str()) <= 0)
+      throw IoError(what + ": it is missing or not HDF5, and it holds the snapshots before the checkpoint");
+    impl_->file = Hid(check_id(H5Fopen(impl_->tmp.c_str(), H5F_ACC_RDWR, fapl.get()), what));
+    return;
+  }
   impl_->file =
       Hid(check_id(H5Fcreate(impl_->tmp.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), what));
+}
+
+void OutputFile::flush() {
+  Hdf5Quiet quiet;
+  impl_->require_open("flush");
+  check(H5Fflush(impl_->file.get(), H5F_SCOPE_GLOBAL), "cannot flush " + impl_->where());
+  fsync_file(impl_->tmp);
+}
+
+void OutputFile::keep_partial() {
+  Hdf5Quiet quiet;
+  impl_->done = true;
+  impl_->keep_temp = true;
+  if (impl_->close() < 0) fail("cannot close " + impl_->where());
 }
 
 OutputFile::~OutputFile() {
@@ -231,7 +264,7 @@ void OutputFile::write_seismogram(const std::string& field, const std::vector<fl
 
 void OutputFile::begin_snapshots(const std::string& field, int count, std::array<int, 3> shape,
                                  std::array<int, 3> stride, std::array<int, 3> first_index,
-                                 double interval_s, int planes_per_chunk) {
+                                 double interval_s, int planes_per_chunk, int written) {
   Hdf5Quiet quiet;
   impl_->require_open("begin snapshots " + quote(field));
   const std::string name = "/snapshots/" + field;
@@ -268,10 +301,12 @@ void OutputFile::begin_snapshots(const std::string& field, int count, std::array
   check(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), what);
 
   SnapshotSeries series;
-  series.dataset = create_dataset(impl_->file.get(), name, H5T_IEEE_F32LE,
-                                  {static_cast<hsize_t>(count), static_cast<hsize_t>(shape[0]),
-                                   static_cast<hsize_t>(shape[1]), static_cast<hsize_t>(shape[2])},
-                                  dcpl.get(), impl_->where());
+  const std::vector<hsize_t> dims{static_cast<hsize_t>(count), static_cast<hsize_t>(shape[0]),
+                                  static_cast<hsize_t>(shape[1]), static_cast<hsize_t>(shape[2])};
+  if (written > 0)  // resumed: the series is in the file, its first `written` snapshots with it
+    series.dataset = open_dataset_of(impl_->file.get(), name, dims, impl_->where());
+  else
+    series.dataset = create_dataset(impl_->file.get(), name, H5T_IEEE_F32LE, dims, dcpl.get(), impl_->where());
   series.count = count;
   series.chunk_planes = static_cast<int>(chunk[1]);
   series.whole_planes = plane <= kMaxChunkBytes;
@@ -282,17 +317,24 @@ void OutputFile::begin_snapshots(const std::string& field, int count, std::array
   series.written.assign(static_cast<std::size_t>(count), false);
   series.planes_written.assign(static_cast<std::size_t>(count), 0);
   const hid_t ds = series.dataset.get();
-  write_int3_attribute(ds, "stride", stride, impl_->in(name));
-  write_int3_attribute(ds, "first_index", first_index, impl_->in(name));
-  write_double_attribute(ds, "interval", interval_s, impl_->in(name));
-  write_string_attribute(ds, "units", "arbitrary", impl_->in(name));
-  write_string_attribute(ds, "axes", "snapshot,x,y,z", impl_->in(name));
+  if (written == 0) {
+    write_int3_attribute(ds, "stride", stride, impl_->in(name));
+    write_int3_attribute(ds, "first_index", first_index, impl_->in(name));
+    write_double_attribute(ds, "interval", interval_s, impl_->in(name));
+    write_string_attribute(ds, "units", "arbitrary", impl_->in(name));
+    write_string_attribute(ds, "axes", "snapshot,x,y,z", impl_->in(name));
+  }
 
-  if (impl_->time_dataset.get() < 0) {
-    const std::string tname = "/snapshots/time";
+  const std::string tname = "/snapshots/time";
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  if (impl_->time_dataset.get() < 0 && written > 0) {
+    impl_->time_dataset = open_dataset_of(impl_->file.get(), tname, {static_cast<hsize_t>(count)}, impl_->where());
+    impl_->times.assign(static_cast<std::size_t>(count), nan);
+    check(H5Dread(impl_->time_dataset.get(), H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, impl_->times.data()),
+          "cannot read " + impl_->in(tname));
+  } else if (impl_->time_dataset.get() < 0) {
     const std::string twhat = "cannot create " + impl_->in(tname);
     Hid tdcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), twhat));
-    const double nan = std::numeric_limits<double>::quiet_NaN();
     check(H5Pset_fill_value(tdcpl.get(), H5T_NATIVE_DOUBLE, &nan), twhat);
     check(H5Pset_fill_time(tdcpl.get(), H5D_FILL_TIME_ALLOC), twhat);
     impl_->time_dataset =
@@ -301,6 +343,14 @@ void OutputFile::begin_snapshots(const std::string& field, int count, std::array
     write_string_attribute(impl_->time_dataset.get(), "units", "s", impl_->in(tname));
     impl_->times.assign(static_cast<std::size_t>(count), nan);
   }
+  for (int i = 0; i < written; ++i) {  // the resumed file's snapshots: each with its time
+    if (std::isnan(impl_->times[static_cast<std::size_t>(i)]))
+      throw IoError(what + ": snapshot " + std::to_string(i) + " of the " + std::to_string(written) +
+                    " written before the checkpoint is missing");
+    series.written[static_cast<std::size_t>(i)] = true;
+    series.planes_written[static_cast<std::size_t>(i)] = shape[0];
+  }
+  for (int i = written; i < count; ++i) impl_->times[static_cast<std::size_t>(i)] = nan;  // to be written again
   impl_->snapshots.emplace(field, std::move(series));
 }
 

@@ -35,8 +35,10 @@ struct RunAttributes {
 class OutputFile {
  public:
   /// Throws ConfigError if `path` exists and !overwrite; creates parent folders; opens
-  /// `<path>.partial` for writing (a stale one from a crashed run is truncated).
-  OutputFile(const std::string& path, bool overwrite);
+  /// `<path>.partial` for writing (a stale one from a crashed run is truncated). `resume`: opens
+  /// the `<path>.partial` a run stopped at a checkpoint kept, to go on writing its snapshots
+  /// (IoError naming it where it is missing or unreadable).
+  OutputFile(const std::string& path, bool overwrite, bool resume = false);
   /// Without commit(): closes and deletes the temporary file. Never throws.
   ~OutputFile();
   OutputFile(const OutputFile&) = delete;
@@ -54,9 +56,11 @@ class OutputFile {
   /// grid index first_index + (a, b, c) * stride (first_index may be negative inside the PML).
   /// `planes_per_chunk` > 0: a chunk holds at most that many planes of x (the parts of
   /// write_snapshot_part, each then one chunk).
+  /// `written` > 0 (a resumed file): the dataset is there already with its first `written`
+  /// snapshots, which must match (IoError naming it otherwise).
   void begin_snapshots(const std::string& field, int count, std::array<int, 3> shape,
                        std::array<int, 3> stride, std::array<int, 3> first_index,
-                       double interval_s, int planes_per_chunk = 0);
+                       double interval_s, int planes_per_chunk = 0, int written = 0);
   /// Writes snapshot `index` (0-based) of `field`: nx*ny*nz floats, C order; time in s.
   void write_snapshot(const std::string& field, int index, double time, const float* data);
   /// Writes planes [first_plane, first_plane + planes) of x of snapshot `index` from
@@ -75,6 +79,12 @@ class OutputFile {
 
   /// Root attributes (replaces earlier ones); also gives the XDMF file its origin and spacing.
   void set_attributes(const RunAttributes& attributes);
+
+  /// Writes what HDF5 holds in memory to the temporary file and flushes it to disk: the file is
+  /// whole as of now (a checkpoint's moment).
+  void flush();
+  /// Closes the temporary file and keeps it (for a resumed run to go on); nothing is committed.
+  void keep_partial();
 
   /// Closes the file, fsyncs it and renames it to `path`; writes `<stem>.xmf` beside it (also via
   /// a temporary name) when snapshots were begun. The object is finished afterwards.

@@ -688,6 +688,7 @@ TEST_F(Cli, ARunStoppedAtACheckpointResumesToTheUnbrokenResult) {
 }
 
 TEST_F(Cli, ACheckpointOfAnotherConfigIsRefusedAndKept) {
+  expect_rejected(run_base({"--set", "checkpoint.every=-1"}), 2, {"checkpoint.every", ">= 0"});
   const std::vector<std::string> stop = {"--set", "checkpoint.stop_at=40"};
   ASSERT_EQ(run_base(stop).status, 3);
   const fs::path checkpoint = work_ / "out.checkpoint.h5";
@@ -730,10 +731,39 @@ TEST_F(Cli, ADamagedCheckpointIsRefusedByName) {
   expect_rejected(run_base({"--set", "checkpoint.every=0"}), 2, {"checkpoint.file", "out.checkpoint.h5", "not an HDF5 file"});
 }
 
-TEST_F(Cli, CheckpointsWithSnapshotsAreRefused) {
-  expect_rejected(run_base({"--set", "checkpoint.every=10", "--set", "output.snapshots.every=10"}), 2,
-                  {"checkpoint", "output.snapshots"});
-  expect_rejected(run_base({"--set", "checkpoint.every=-1"}), 2, {"checkpoint.every", ">= 0"});
+TEST_F(Cli, SnapshotsBeforeACheckpointAreKeptAndTheResumedRunWritesTheRest) {
+  const std::vector<std::string> snaps = {"--set", "output.snapshots.every=20", "--set", "output.final_wavefield=true"};
+  std::vector<std::string> unbroken = snaps;
+  unbroken.insert(unbroken.end(), {"--set", "output.file=unbroken.h5"});
+  ASSERT_EQ(run_base(unbroken).status, 0);
+  std::vector<std::string> stop = snaps;
+  stop.insert(stop.end(), {"--set", "checkpoint.stop_at=70"});
+  Result r = run_base(stop);
+  ASSERT_EQ(r.status, 3) << r.transcript();
+  // The three snapshots so far stay in the partial file (nothing that looks complete).
+  EXPECT_FALSE(fs::exists(out_h5()));
+  EXPECT_FALSE(fs::exists(work_ / "out.xmf"));
+  ASSERT_TRUE(fs::exists(out_h5().string() + ".partial"));
+  EXPECT_EQ(minimod::testing::read_root_attribute((work_ / "out.checkpoint.h5").string(), "snapshots"),
+            std::vector<double>{3});
+  // Without the partial file the checkpoint cannot resume: refused by name, nothing touched.
+  fs::rename(out_h5().string() + ".partial", work_ / "kept.partial");
+  expect_rejected(run_base(stop), 2, {"checkpoint.file", "3 snapshots", "out.h5.partial", "gone"});
+  fs::rename(work_ / "kept.partial", out_h5().string() + ".partial");
+  r = run_base(stop);
+  ASSERT_EQ(r.status, 0) << r.transcript();
+  EXPECT_NE(r.err.find("resumed from checkpoint out.checkpoint.h5 at step 70/"), std::string::npos) << r.transcript();
+  EXPECT_FALSE(fs::exists(out_h5().string() + ".partial"));
+  EXPECT_TRUE(fs::exists(work_ / "out.xmf"));
+  for (const char* d : {"/snapshots/p", "/snapshots/time", "/seismograms/p", "/final/p"}) {
+    const auto expected = minimod::testing::read_dataset((work_ / "unbroken.h5").string(), d);
+    ASSERT_FALSE(expected.empty()) << d;
+    EXPECT_EQ(minimod::testing::read_dataset(out_h5().string(), d), expected) << d;
+  }
+  std::string xmf = read_text(work_ / "unbroken.xmf");
+  for (auto at = xmf.find("unbroken.h5"); at != std::string::npos; at = xmf.find("unbroken.h5", at))
+    xmf.replace(at, 11, "out.h5");
+  EXPECT_EQ(read_text(work_ / "out.xmf"), xmf) << "the resumed run's XDMF lists other snapshots";
 }
 
 TEST_F(Cli, SigusrStopsTheRunAtACheckpointAndItResumes) {

@@ -1,6 +1,7 @@
 // Checkpoints under mpirun (app/checkpoint.hpp): a shot stopped at a checkpoint on some ranks and
 // resumed on others (one process included) writes what an unbroken one-process run writes, bit
-// for bit: the state is stored by global indices, the TTI CPML's layer memory with it. Skipped
+// for bit, snapshots included: the state is stored by global indices, the TTI CPML's layer memory
+// with it, and the snapshots before the checkpoint stay in the result's partial file. Skipped
 // where mpirun is missing.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -35,7 +36,7 @@ receivers:
   - line: {start: [0, 130, 30], end: [290, 130, 30], count: 30}
 boundary: {pml: {width: 6, tti: cpml}, free_surface: [top]}
 execution: {backend: cpu}
-output: {file: shot.h5, final_wavefield: true}
+output: {file: shot.h5, final_wavefield: true, snapshots: {every: 25, stride: [2, 1, 2]}}
 )";
 
 int run(const std::string& cmd) { return minimod::testing::run_command(cmd); }
@@ -68,15 +69,17 @@ TEST(CheckpointMpirun, AShotStoppedOnSomeRanksResumesOnOthersToTheOneProcessResu
   ASSERT_EQ(rc, 3) << log;
   EXPECT_NE(log.find("resumed from checkpoint cut.checkpoint.h5 at step 30/"), std::string::npos) << log;
   fs::copy_file(dir / "cut.checkpoint.h5", dir / "at60.h5");
+  fs::copy_file(dir / "cut.h5.partial", dir / "at60.partial");
   std::tie(rc, log) = shot(1, "cut.h5", " --set checkpoint.every=0");
   ASSERT_EQ(rc, 0) << log;
   EXPECT_NE(log.find("resumed from checkpoint cut.checkpoint.h5 at step 60/"), std::string::npos) << log;
   fs::rename(dir / "cut.h5", dir / "cut_on_one.h5");
   fs::copy_file(dir / "at60.h5", dir / "cut.checkpoint.h5");
+  fs::copy_file(dir / "at60.partial", dir / "cut.h5.partial");
   std::tie(rc, log) = shot(4, "cut.h5", " --set checkpoint.every=0");
   ASSERT_EQ(rc, 0) << log;
   EXPECT_NE(log.find("resumed from checkpoint cut.checkpoint.h5 at step 60/"), std::string::npos) << log;
-  for (const char* d : {"/seismograms/p", "/final/p"}) {
+  for (const char* d : {"/seismograms/p", "/final/p", "/snapshots/p", "/snapshots/time"}) {
     const auto expected = minimod::testing::read_dataset((dir / "one.h5").string(), d);
     ASSERT_FALSE(expected.empty()) << d;
     EXPECT_TRUE(std::any_of(expected.begin(), expected.end(), [](float x) { return x != 0.0f; })) << d;
