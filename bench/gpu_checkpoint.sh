@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checkpoints on the GPU (docs/config.md, checkpoint): configs/tti.yaml at SHAPE on the CUDA
-# backend, unbroken, then stopped at a checkpoint (checkpoint.stop_at) and resumed, on one process
-# and on two sharing the GPU; the results compared bit for bit with the unbroken run. Prints the
+# backend with a snapshot every SNAP steps, unbroken, then stopped at a checkpoint
+# (checkpoint.stop_at) and resumed, on one process and on two sharing the GPU; the results
+# (seismograms, snapshots, final wavefield) compared bit for bit with the unbroken run. Prints the
 # checkpoint's size and the time it takes to write and to read back. A table last.
 #   BUILD_DIR=build OUT=/tmp/x bash bench/gpu_checkpoint.sh      (minimod built with CUDA)
 #   SHAPE=[512,512,512] DURATION=0.3 STOP=150 KERNEL=swic_split_tma ...
@@ -15,7 +16,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 py=${PYTHON:-python3}
 status=0
 set_all="--set execution.backend=${BACKEND:-cuda} --set execution.kernel=${KERNEL:-swic_split_tma} \
- --set grid.shape=${SHAPE:-[512,512,512]} --set time.duration=${DURATION:-0.3} --set output.snapshots.every=0 \
+ --set grid.shape=${SHAPE:-[512,512,512]} --set time.duration=${DURATION:-0.3} --set output.snapshots.every=${SNAP:-50} --set output.snapshots.stride=[4,4,4] \
  --set output.final_wavefield=true --set output.overwrite=false"
 run() {  # name, command...: stdout and stderr into $out/name.log; its wall time
   local name=$1; shift
@@ -44,7 +45,7 @@ def data(path, name):
 for ranks in (1, 2):
     rc = [open(f"{out}/{n}-{ranks}.rc").read().strip() for n in ("stop", "resume")]
     ok &= rc == ["3", "0"]
-    for name in ("/seismograms/p", "/final/p"):
+    for name in ("/seismograms/p", "/final/p", "/snapshots/p", "/snapshots/time"):
         a, b = data(f"{out}/unbroken.h5", name), data(f"{out}/cut{ranks}.h5", name)
         same = np.array_equal(a, b) and np.abs(a).max() > 0
         ok &= same
