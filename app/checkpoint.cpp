@@ -105,9 +105,40 @@ std::vector<Box3> state_boxes(const RunPlan& plan, const kernels::StateField& fi
   return boxes;
 }
 
+std::int64_t checkpoint_bytes(const RunPlan& plan) {
+  const auto fields = plan.tti ? kernels::tti_state_fields(plan.tti_problem.layer)
+                               : kernels::iso_state_fields(plan.problem.pml_kind);
+  constexpr std::int64_t kDatasetBytes = 4096;  // HDF5's headers, chunk index and checksums of one box
+  std::int64_t bytes = 4 * static_cast<std::int64_t>(plan.receiver_count()) * plan.samples() + kDatasetBytes;
+  for (const auto& f : fields)
+    for (const auto& b : state_boxes(plan, f)) bytes += 4 * b.points() + kDatasetBytes;
+  return bytes;
+}
+
+std::string describe_checkpoints(const io::Config& config, const RunPlan& plan) {
+  const auto& c = config.checkpoint;
+  if (!c.enabled) return "";
+  std::ostringstream s;
+  s.precision(3);
+  std::string when;
+  const auto add = [&when](const std::string& w) { when += (when.empty() ? "" : ", ") + w; };
+  if (c.every > 0) add("every " + std::to_string(c.every) + " steps");
+  if (c.every_minutes > 0) {
+    std::ostringstream m;
+    m << "every " << c.every_minutes << " min";
+    add(m.str());
+  }
+  if (c.on_signal) add("on SIGUSR1 or SIGTERM (then stop)");
+  if (c.stop_at > 0) add("after step " + std::to_string(c.stop_at) + " (then stop)");
+  if (when.empty()) when = "never (checkpoint.every, every_minutes, on_signal and stop_at all off)";
+  s << "checkpoint   " << when << " -> " << checkpoint_path(config) << ", " << checkpoint_bytes(plan) / 1e9
+    << " GB each\n";
+  return s.str();
+}
+
 ShotCheckpoints::ShotCheckpoints(const io::Config& config, const RunPlan& plan, RankLink link)
     : config_(config), plan_(plan), link_(std::move(link)), path_(checkpoint_path(config)),
-      every_(config.checkpoint.every), on_signal_(config.checkpoint.on_signal) {}
+      every_(config.checkpoint.every), on_signal_(config.checkpoint.on_signal), last_(std::chrono::steady_clock::now()) {}
 
 bool ShotCheckpoints::due(int done) {
   if (done >= plan_.steps) return false;
@@ -115,7 +146,11 @@ bool ShotCheckpoints::due(int done) {
     stop_ = true;
     return true;
   }
-  return every_ > 0 && done % every_ == 0;
+  if (every_ > 0 && done % every_ == 0) return true;
+  const double minutes = config_.checkpoint.every_minutes;
+  if (minutes <= 0) return false;
+  const double since = std::chrono::duration<double>(std::chrono::steady_clock::now() - last_).count();
+  return link_.any(link_.root && since >= 60 * minutes);  // the first rank's clock decides
 }
 
 void ShotCheckpoints::write(kernels::Propagator& prop, int done, const std::vector<float>& seismogram,
@@ -150,6 +185,7 @@ void ShotCheckpoints::write(kernels::Propagator& prop, int done, const std::vect
     file->write_seismogram(seismogram, plan_.receiver_count(), plan_.samples());
     file->commit();
   }
+  last_ = std::chrono::steady_clock::now();
   log::info("checkpoint at step " + std::to_string(done) + "/" + std::to_string(plan_.steps) + ": " + path_ +
             size_and_time(path_, start, link_.root));
 }

@@ -5,6 +5,7 @@
 // any number of ranks and either backend: the fields are stored by global grid indices (io/
 // checkpoint_file.hpp). Same backend, any ranks: the result is bitwise that of an unbroken run.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -30,6 +31,13 @@ std::string checkpoint_path(const io::Config& config);
 
 /// The boxes (grid indices of the plan's whole grid) where `field` lives, none of them empty.
 std::vector<physics::Box3> state_boxes(const RunPlan& plan, const kernels::StateField& field);
+
+/// The bytes of one checkpoint of the plan (the state fields where they live, the seismogram).
+std::int64_t checkpoint_bytes(const RunPlan& plan);
+
+/// The plan's line about checkpoints ("" without a checkpoint section), for the banner and
+/// --dry-run: when they are written, where, and their size.
+std::string describe_checkpoints(const io::Config& config, const RunPlan& plan);
 
 /// How the ranks of one shot agree while checkpointing; the defaults stand for one rank.
 struct RankLink {
@@ -64,8 +72,9 @@ class ShotCheckpoints {
  public:
   ShotCheckpoints(const io::Config& config, const RunPlan& plan, RankLink link);
   const std::string& path() const { return path_; }
-  /// After step `done`: whether a checkpoint is due (every `every` steps, or a signal arrived on
-  /// any rank, which also asks to stop). Collective. Never after the last step.
+  /// After step `done`: whether a checkpoint is due (every `every` steps; `every_minutes` of the
+  /// first rank's wall time after the last; checkpoint.stop_at, or a signal on any rank, which
+  /// also ask to stop). Collective. Never after the last step.
   bool due(int done);
   /// Whether the run is to stop once the checkpoint is written.
   bool stop_requested() const { return stop_; }
@@ -92,6 +101,7 @@ class ShotCheckpoints {
   std::string path_;
   int every_ = 0;
   bool on_signal_ = false, stop_ = false;
+  std::chrono::steady_clock::time_point last_;  // the last checkpoint, or the start
   int found_step_ = -1;  // find(): the checkpoint's step
   int found_snapshots_ = 0;
 };

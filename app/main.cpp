@@ -178,7 +178,7 @@ Prepared plan_shot(const io::Config& config, const mpi::Group& ranks, bool tell)
   }
   if (tell) {
     log::info("minimod " + std::string(MINIMOD_VERSION) + " (" + MINIMOD_COMMIT + "), backend " +
-              p.backend + "\n" + app::describe(p.plan) + where);
+              p.backend + "\n" + app::describe(p.plan) + app::describe_checkpoints(config, p.plan) + where);
     if (root)  // the plan's warnings are every rank's alike (its figures are combined): rank 0 gives them
       for (const auto& w : p.plan.warnings) log::warn(w);
   }

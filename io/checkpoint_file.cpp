@@ -110,10 +110,13 @@ void CheckpointWriter::begin_box(const std::string& field, int n, std::array<int
   const std::string what = "cannot create " + quote(name) + " in " + quote(impl_->tmp);
   for (int a = 0; a < 3; ++a)
     if (shape[a] <= 0) throw IoError(what + ": an empty box");
-  // Chunks of whole planes of at most ~16 MiB (HDF5 limits a chunk to 4 GiB).
+  // Chunks of whole planes of at most ~16 MiB (HDF5 limits a chunk to 4 GiB), as even as may be:
+  // HDF5 stores the last chunk whole, so 20 planes in chunks of 14 would take the room of 28.
   const hsize_t plane = static_cast<hsize_t>(shape[1]) * static_cast<hsize_t>(shape[2]);
-  hsize_t chunk[3] = {std::max<hsize_t>(1, std::min<hsize_t>(shape[0], (hsize_t{1} << 22) / std::max<hsize_t>(plane, 1))),
-                      static_cast<hsize_t>(shape[1]), static_cast<hsize_t>(shape[2])};
+  const hsize_t most = std::max<hsize_t>(1, (hsize_t{1} << 22) / std::max<hsize_t>(plane, 1));
+  const hsize_t chunks = (static_cast<hsize_t>(shape[0]) + most - 1) / most;
+  hsize_t chunk[3] = {(static_cast<hsize_t>(shape[0]) + chunks - 1) / chunks, static_cast<hsize_t>(shape[1]),
+                      static_cast<hsize_t>(shape[2])};
   if (plane > (hsize_t{1} << 28)) chunk[1] = std::max<hsize_t>(1, (hsize_t{1} << 28) / shape[2]);
   Hid dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), what));
   check(H5Pset_chunk(dcpl.get(), 3, chunk), what);
@@ -141,8 +144,9 @@ void CheckpointWriter::write_seismogram(const std::vector<float>& data, int rece
                   std::to_string(samples));
   const std::vector<hsize_t> dims{static_cast<hsize_t>(receivers), static_cast<hsize_t>(samples)};
   Hid dcpl(check_id(H5Pcreate(H5P_DATASET_CREATE), what));
-  if (!data.empty()) {
-    check(H5Pset_chunk(dcpl.get(), 2, dims.data()), what);
+  if (!data.empty()) {  // chunks of whole traces, ~4 MiB (a chunk must stay below 4 GiB)
+    const hsize_t chunk[2] = {std::max<hsize_t>(1, std::min<hsize_t>(dims[0], (hsize_t{1} << 20) / dims[1])), dims[1]};
+    check(H5Pset_chunk(dcpl.get(), 2, chunk), what);
     check(H5Pset_fletcher32(dcpl.get()), what);
   }
   Hid d = create_dataset(impl_->file.get(), "/seismogram", H5T_IEEE_F32LE, dims, dcpl.get(), quote(impl_->tmp));

@@ -133,6 +133,7 @@ struct CheckpointConfig {
   std::string file;       // empty: beside output.file, its extension replaced by .checkpoint.h5
   bool on_signal = true;  // SIGUSR1 or SIGTERM: a checkpoint at the end of the step, then stop (exit 3)
   int stop_at = 0;        // > 0: a checkpoint after this step, then stop (exit 3): a run in jobs of so many steps
+  double every_minutes = 0;  // > 0: also a checkpoint once this much wall time passed since the last (or the start)
 };
 
 struct Config {

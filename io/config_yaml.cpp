@@ -811,11 +811,15 @@ void read_output(const Reader& r, const YAML::Node& node, const std::string& pro
 }
 
 void read_checkpoint(const Reader& r, const YAML::Node& node, CheckpointConfig& checkpoint) {
-  r.expect_map(node, "checkpoint", {"every", "file", "on_signal", "stop_at"});
+  r.expect_map(node, "checkpoint", {"every", "every_minutes", "file", "on_signal", "stop_at"});
   checkpoint.enabled = true;
   if (const YAML::Node e = node["every"]) {
     checkpoint.every = r.integer(e, "checkpoint.every");
     r.check(checkpoint.every >= 0, e, "checkpoint.every", "must be >= 0 steps (0 = only on a signal)");
+  }
+  if (const YAML::Node m = node["every_minutes"]) {
+    checkpoint.every_minutes = r.number(m, "checkpoint.every_minutes");
+    r.check(checkpoint.every_minutes >= 0, m, "checkpoint.every_minutes", "must be >= 0 minutes (0 = none)");
   }
   if (const YAML::Node f = node["file"]) {
     checkpoint.file = r.text(f, "checkpoint.file");

@@ -672,6 +672,16 @@ TEST_F(Cli, ARunStoppedAtACheckpointResumesToTheUnbrokenResult) {
     EXPECT_FALSE(fs::exists(work_ / (file + ".partial")));
     ASSERT_TRUE(fs::exists(work_ / checkpoint));
     EXPECT_EQ(minimod::testing::read_root_attribute((work_ / checkpoint).string(), "step"), std::vector<double>{60});
+    // The dry run foretells it: when, where, and its size within 5%.
+    std::vector<std::string> dry = stop;
+    dry.push_back("--dry-run");
+    const Result plan = run_base(dry, yaml);
+    std::smatch m;
+    const std::regex line("checkpoint   every 25 steps, on SIGUSR1 or SIGTERM \\(then stop\\), after step 60 \\(then stop\\) -> " +
+                          checkpoint + ", ([0-9.e+-]+) GB each");
+    ASSERT_TRUE(std::regex_search(plan.err, m, line)) << plan.transcript();
+    const double size = static_cast<double>(fs::file_size(work_ / checkpoint));
+    EXPECT_NEAR(std::stod(m[1]) * 1e9, size, 0.05 * size);
     // Run again (stop_at already passed): resumed there, the unbroken run's bits, the checkpoint gone.
     r = run_base(stop, yaml);
     ASSERT_EQ(r.status, 0) << r.transcript();
